@@ -1,0 +1,102 @@
+#pragma once
+// The one HDF5 serialisation of KDA cases, shared by golden files, saved failures of property runs
+// and the external-program adapter. A case is a Problem (every buffer stored once, whole, gaps
+// included, and every tensor as a view onto one), free-form metadata, optionally a tolerance, the
+// contract violation an invalid problem must raise, and the fp64 reference outputs.
+// The file layout is specified in golden/SCHEMA.md, precisely enough for an h5py reader.
+//
+// Errors: FormatError for anything wrong with a file being read (the message names the file, the
+// case and the object); std::invalid_argument for a case that cannot be written (the message says
+// why); std::runtime_error when HDF5 fails to write. HDF5 never prints to stderr from here.
+// Not thread-safe: use one File from one thread at a time.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kda/problem.hpp"
+#include "kda/profile.hpp"
+#include "kda/reference.hpp"
+
+namespace kda::golden {
+
+inline constexpr std::string_view kSchemaName = "kda-oracle/golden";
+inline constexpr std::int64_t kSchemaVersion = 1;
+inline constexpr std::string_view kGenerator = "kda-oracle " KDA_ORACLE_VERSION;
+
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Metadata = std::map<std::string, std::string>;  // free-form: seed, profile, property, ...
+
+struct Tolerance {
+  std::string metric;  // e.g. "rel_rms": RMS(ref - out) / RMS(ref)
+  double bound = 0;
+  bool operator==(const Tolerance&) const = default;
+};
+
+// A contract case: the problem is invalid and the contract must report this rule with this message.
+struct ExpectedViolation {
+  Rule rule = Rule::problem_sizes;
+  std::string message;
+  bool operator==(const ExpectedViolation&) const = default;
+};
+
+struct Case {
+  Problem problem;
+  Metadata metadata;
+  std::optional<Tolerance> tolerance;
+  std::optional<ExpectedViolation> violation;
+  std::optional<ReferenceOutputs> expected;  // fp64 reference outputs (not for contract cases)
+};
+
+// How much read_case checks the views it rebuilds. Only contract cases may hold views that leave
+// their buffers (that is one of the rules they test); such a problem is safe to hand to
+// kda::validate, which never reads outside a buffer, and to nothing else.
+enum class ViewCheck : std::uint8_t {
+  inside_buffers,   // every element of every view lies inside its buffer (the default)
+  well_formed_only  // views may leave their buffers; their index arithmetic still fits 64 bits
+};
+
+class File {
+ public:
+  // Creates (truncates) a file for writing, with free-form root metadata.
+  static File create(const std::filesystem::path& path, const Metadata& metadata = {});
+  // Opens a file read-only; checks the schema name and version.
+  static File open(const std::filesystem::path& path);
+
+  File(File&& other) noexcept;
+  File& operator=(File&& other) noexcept;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File();  // closes; close() first to see write errors
+
+  const std::filesystem::path& path() const { return path_; }
+  const Metadata& metadata() const { return metadata_; }
+  std::vector<std::string> case_names() const;  // sorted
+  bool has_case(const std::string& name) const;
+
+  // Writes one case under a new name (no '/', not "." or empty). Writes everything or throws; a
+  // case whose views leave their buffers is refused unless it carries a violation.
+  void write_case(const std::string& name, const Case& c);
+  // Rebuilds a case: fresh GuardedBuffers sized to the stored payloads, buffer sharing between
+  // tensors kept, the input checksum verified.
+  Case read_case(const std::string& name, ViewCheck check = ViewCheck::inside_buffers) const;
+
+  void close();  // flushes and closes; throws std::runtime_error when HDF5 cannot
+
+ private:
+  File(std::int64_t id, std::filesystem::path path, bool writable, Metadata metadata);
+
+  std::int64_t id_ = -1;  // the HDF5 file id (hid_t)
+  std::filesystem::path path_;
+  bool writable_ = false;
+  Metadata metadata_;
+};
+
+}  // namespace kda::golden

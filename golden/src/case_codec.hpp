@@ -1,0 +1,26 @@
+#pragma once
+// One case to and from its group under /cases (the layout is golden/SCHEMA.md).
+#include <string>
+#include <string_view>
+
+#include "hdf5_read.hpp"
+#include "hdf5_write.hpp"
+#include "kda/golden/case_io.hpp"
+
+namespace kda::golden::detail {
+
+void write_case(const Out& cases, const std::string& name, const Case& c);
+Case read_case(const In& cases, const std::string& name, ViewCheck check);
+
+// 'text', for messages. Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "'" + std::string.
+inline std::string in_quotes(std::string_view text) {
+  std::string quoted(1, '\'');
+  quoted += text;
+  quoted += '\'';
+  return quoted;
+}
+
+// A name usable as an HDF5 link: not empty, no '/', not "." (throws std::invalid_argument).
+void check_case_name(const std::string& name);
+
+}  // namespace kda::golden::detail

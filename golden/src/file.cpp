@@ -1,0 +1,152 @@
+// The file: root attributes (schema name and version), root metadata and the /cases group.
+#include <type_traits>
+#include <utility>
+
+#include "case_codec.hpp"
+#include "kda/golden/case_io.hpp"
+
+namespace kda::golden {
+
+using detail::In;
+using detail::ObjectId;
+using detail::Out;
+using detail::PlistId;
+
+static_assert(std::is_same_v<hid_t, std::int64_t>, "File keeps its hid_t as std::int64_t");
+
+namespace {
+
+std::string file_label(const std::filesystem::path& path) { return "golden file '" + path.string() + "'"; }
+
+// The 1.10 object formats (readable by HDF5 >= 1.10): they checksum every chunk index, so a
+// corrupted file fails HDF5's own checks instead of misleading it. Invalid when HDF5 refuses.
+PlistId file_access() {
+  PlistId fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (fapl.valid() && H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110) < 0) fapl.reset();
+  return fapl;
+}
+
+// The root group as every other group (Out::group): no times, links and attributes in its header.
+PlistId file_creation() {
+  PlistId fcpl(H5Pcreate(H5P_FILE_CREATE));
+  if (fcpl.valid() && (H5Pset_obj_track_times(fcpl.get(), false) < 0 ||
+                       H5Pset_link_phase_change(fcpl.get(), detail::kMaxCompact, detail::kMaxCompact) < 0 ||
+                       H5Pset_attr_phase_change(fcpl.get(), detail::kMaxCompact, detail::kMaxCompact) < 0))
+    fcpl.reset();
+  return fcpl;
+}
+
+In root_of(hid_t file, const std::string& label) {
+  ObjectId root(H5Oopen(file, "/", H5P_DEFAULT));
+  if (!root.valid()) throw FormatError(label + ": cannot open the root group (HDF5: " + detail::hdf5_error() + ")");
+  return In(std::move(root), label);
+}
+
+void check_schema(const In& root) {
+  if (!root.has_attribute("schema")) root.fail("is not a kda-oracle golden file: root attribute 'schema' is missing");
+  const std::string schema = root.text("schema");
+  if (schema != kSchemaName)
+    root.fail("has schema '" + schema + "', this reader reads '" + std::string(kSchemaName) + "'");
+  const std::int64_t version = root.int64("schema_version");
+  if (version != kSchemaVersion)
+    root.fail("has schema version " + std::to_string(version) + (version > kSchemaVersion ? ", newer than" : ", not") +
+              " this reader's version " + std::to_string(kSchemaVersion));
+  const std::string precision = root.text("reference_precision");
+  if (precision != "fp64") root.fail("has reference precision '" + precision + "', expected 'fp64'");
+  root.text("generator");
+}
+
+}  // namespace
+
+File::File(std::int64_t id, std::filesystem::path path, bool writable, Metadata metadata)
+    : id_(id), path_(std::move(path)), writable_(writable), metadata_(std::move(metadata)) {}
+
+File::File(File&& other) noexcept
+    : id_(std::exchange(other.id_, -1)),
+      path_(std::move(other.path_)),
+      writable_(other.writable_),
+      metadata_(std::move(other.metadata_)) {}
+
+File& File::operator=(File&& other) noexcept {
+  if (this != &other) {
+    if (id_ >= 0) H5Fclose(id_);
+    id_ = std::exchange(other.id_, -1);
+    path_ = std::move(other.path_);
+    writable_ = other.writable_;
+    metadata_ = std::move(other.metadata_);
+  }
+  return *this;
+}
+
+File::~File() {
+  if (id_ >= 0) H5Fclose(id_);
+}
+
+File File::create(const std::filesystem::path& path, const Metadata& metadata) {
+  detail::silence_hdf5();
+  for (const auto& [key, value] : metadata)
+    if (key.empty()) throw std::invalid_argument("metadata keys must be non-empty");
+  const std::string label = file_label(path);
+  const PlistId fcpl = file_creation(), fapl = file_access();
+  if (!fcpl.valid() || !fapl.valid())
+    throw std::runtime_error(label + ": cannot set up file properties (HDF5: " + detail::hdf5_error() + ")");
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
+  if (id < 0) throw std::runtime_error(label + ": cannot be created (HDF5: " + detail::hdf5_error() + ")");
+  File file(id, path, true, metadata);
+  const Out root(ObjectId(H5Oopen(id, "/", H5P_DEFAULT)), label, "/");
+  root.text("schema", kSchemaName);
+  root.int64("schema_version", kSchemaVersion);
+  root.text("generator", kGenerator);
+  root.text("reference_precision", "fp64");
+  const Out group = root.group("metadata");
+  for (const auto& [key, value] : metadata) group.text(key.c_str(), value);
+  root.group("cases");
+  return file;
+}
+
+File File::open(const std::filesystem::path& path) {
+  detail::silence_hdf5();
+  const std::string label = file_label(path);
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) throw FormatError(label + ": cannot be opened as an HDF5 file (HDF5: " + detail::hdf5_error() + ")");
+  File file(id, path, false, {});
+  const In root = root_of(id, label);
+  check_schema(root);
+  const In group = root.group("metadata", "group 'metadata'");
+  for (const auto& key : group.attribute_names()) file.metadata_[key] = group.text(key.c_str());
+  root.group("cases", "group 'cases'");
+  return file;
+}
+
+std::vector<std::string> File::case_names() const {
+  detail::silence_hdf5();
+  return root_of(id_, file_label(path_)).group("cases", "group 'cases'").members();
+}
+
+bool File::has_case(const std::string& name) const {
+  detail::silence_hdf5();
+  return root_of(id_, file_label(path_)).group("cases", "group 'cases'").has(name);
+}
+
+void File::write_case(const std::string& name, const Case& c) {
+  detail::silence_hdf5();
+  const std::string label = file_label(path_);
+  if (!writable_) throw std::invalid_argument(label + ": opened read-only, cannot write case '" + name + "'");
+  detail::write_case(Out(ObjectId(H5Oopen(id_, "/cases", H5P_DEFAULT)), label, "/cases"), name, c);
+}
+
+Case File::read_case(const std::string& name, ViewCheck check) const {
+  detail::silence_hdf5();
+  const std::string label = file_label(path_);
+  return detail::read_case(root_of(id_, label).group("cases", "group 'cases'").with_label(label), name, check);
+}
+
+void File::close() {
+  if (id_ < 0) return;
+  detail::silence_hdf5();
+  const herr_t status = H5Fclose(std::exchange(id_, -1));
+  if (status < 0)
+    throw std::runtime_error(file_label(path_) + ": cannot be closed (HDF5: " + detail::hdf5_error() + ")");
+}
+
+}  // namespace kda::golden

@@ -1,0 +1,34 @@
+#pragma once
+// The property catalogue: each property is one named, documented check that runs against any
+// kernel behind the Kernel interface. A property body draws its cases from the generators and
+// fails through rapidcheck (RC_ASSERT / RC_FAIL), so a failure shrinks to a minimal case and
+// replays from its reproduce string.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kda/kernel.hpp"
+#include "kda/properties/comparison.hpp"
+#include "kda/properties/generators.hpp"
+
+namespace kda::props {
+
+// What every property runs against.
+struct CheckContext {
+  Kernel& kernel;  // under test
+  Kernel& model;   // its precision-matched model: sets the tolerance (TolerancePolicy)
+  GenLimits limits{};
+  TolerancePolicy policy{};
+};
+
+struct Property {
+  std::string name;  // kebab-case, as on the command line: "matches-reference"
+  std::string doc;   // one paragraph: what is checked and why
+  std::function<void(CheckContext&)> body;  // one rapidcheck case
+};
+
+// Every property, in a fixed order.
+const std::vector<Property>& catalogue();
+const Property* find_property(std::string_view name);
+
+}  // namespace kda::props

@@ -1,0 +1,77 @@
+#pragma once
+// rapidcheck generators for KDA test cases. Each generator draws a CaseSpec (a plain value) that
+// shrinks towards the simplest case still failing: fewer and shorter sequences, contiguous layouts,
+// no pool, realistic gates; build_case() turns it into a Problem. Choices are drawn independently
+// and combined so that every combination is valid by construction (no filtering, no discards).
+#include <rapidcheck.h>
+
+#include <iosfwd>
+#include <vector>
+
+#include "kda/kernel.hpp"
+#include "kda/properties/case_spec.hpp"
+
+namespace kda::props {
+
+// Limits of what a generator may draw; `size` (rapidcheck's 0..100) scales lengths within them.
+struct GenLimits {
+  int max_sequences = 64;
+  std::int64_t max_tokens = 600;           // all sequences together
+  std::vector<std::int64_t> head_dims{16, 32, 60, 64, 100, 128};  // K and V, ascending (shrinks to the first)
+  int max_heads = 4;                       // H and HV
+  // Bounds a case's cost (building it and running the fp64 reference), in elements of HV x K x V
+  // states: a token counts once, each state tensor (initial, pool slot, final, chunk or token state)
+  // eight times. Larger heads get fewer tokens and sequences: K = V = 64, HV = 2 affords 128 tokens
+  // without states, or 8 sequences with dense initial and final states; K = V = 128, HV = 4 affords
+  // 16 tokens, or two state tensors. Raise it for slower, larger cases.
+  std::int64_t max_work = std::int64_t{1} << 20;
+};
+
+// Varlen packings: 1..max_sequences lengths, drawn so that 0, 1, 15, 16, 17, 63, 64, 65 and long
+// tails (up to max_tokens) all appear; few sequences are likelier than many, and size scales both
+// the count and the lengths (size 0: one sequence of at most 8 tokens). The total never exceeds
+// max_tokens. Shrinks by removing sequences and by shrinking each length towards those edges and 0,
+// so a failure at [0, 65] shrinks to about [0, 65] rather than to many short sequences.
+rc::Gen<std::vector<std::int64_t>> gen_lengths(const GenLimits& limits);
+
+// A valid case the kernel supports (Capabilities::unsupported(build_case(spec)) is empty) and its
+// profile accepts. Covers: GVA, head dims, dtypes, both layouts, every state source, padded and
+// offset pools (legal multiples of 16 / 32-byte bases where the profile demands them, misaligned
+// ones where it does not), permuted indices with -1 rows, each gate form and GateMix, beta as
+// logits or post-sigmoid, every InputLayout for inputs and o (contiguous only when the kernel
+// takes no strided inputs). Throws std::invalid_argument when the kernel's capabilities, its
+// profile and the limits leave nothing to draw (no common head dim, dtype, state source, ...).
+// The generator copies what it needs: the kernel need not outlive it.
+rc::Gen<CaseSpec> gen_valid_case(const Kernel& kernel, const GenLimits& limits = {});
+
+// A valid case plus one rule of a profile broken. build() applies the break; the result breaks
+// exactly that rule, except where noted at breakable_rules().
+struct InvalidCase {
+  CaseSpec base;
+  Rule rule = Rule::problem_sizes;
+  std::uint64_t variant = 0;  // which way to break it, where a rule can be broken several ways
+  const Profile* profile = &profile_strict();  // the profile broken (gen_invalid_case: the kernel's)
+  Problem build() const;
+};
+std::ostream& operator<<(std::ostream& os, const InvalidCase& c);
+
+// Rules of the profile that InvalidCase::build can break, for some base gen_valid_case draws. All
+// the profile enforces except: index_overflow_32bit (a view past INT32_MAX elements cannot be
+// allocated, so it always leaves its buffer too) and the parameter rules the profile leaves
+// unbreakable (head_dims_supported without head-dim sets, state_layout without a required layout,
+// state_source_supported when every source is taken). A break trips a second rule only where the
+// profile's parameters force it: K above max_key_head_dim is outside a head-dim set too
+// (head_dims_supported). A kernel's capabilities can leave a rule without a base (a pool rule for a
+// kernel without pools): breakable_rules(kernel) leaves such rules out.
+std::vector<Rule> breakable_rules(const Profile& profile);
+// The subset of breakable_rules(kernel.profile()) the kernel's capabilities and the limits leave a
+// base for (a rule about pools needs a kernel that takes pools, ...).
+std::vector<Rule> breakable_rules(const Kernel& kernel, const GenLimits& limits = {});
+
+// One of breakable_rules(kernel) broken on a base the kernel supports; shrinks towards earlier rules.
+// The cases point to kernel.profile(): the kernel must outlive them.
+rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, const GenLimits& limits = {});
+// The given rule broken; throws std::invalid_argument when it is not in breakable_rules(kernel, limits).
+rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, Rule rule, const GenLimits& limits = {});
+
+}  // namespace kda::props

@@ -1,0 +1,24 @@
+#pragma once
+// The body of each catalogue property: one rapidcheck case each (see catalogue.cpp for the docs).
+#include "kda/properties/catalogue.hpp"
+
+namespace kda::props {
+
+void check_matches_reference(CheckContext& context);
+void check_untouched(CheckContext& context);
+void check_rejects_invalid(CheckContext& context);
+void check_padding_rows(CheckContext& context);
+void check_causality(CheckContext& context);
+
+// Draws a valid case for the context's kernel and tags it with its coverage categories.
+CaseSpec draw_valid_case(CheckContext& context);
+
+}  // namespace kda::props
+
+namespace kda::props {
+
+bool has_pool_support(const Kernel& kernel);
+// Makes sure a pooled case has at least one padding row (index -1); false when the case has no pool.
+bool with_padding_row(CaseSpec& spec);
+
+}  // namespace kda::props

@@ -1,0 +1,48 @@
+#pragma once
+// Runs catalogue properties through rapidcheck with explicit parameters: a seed per property derived
+// from the run's seed, a progress line, a report per property (cases, passed, failed, seconds,
+// coverage) and, on a failure, the shrunk case with the string that replays exactly that case.
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kda/properties/catalogue.hpp"
+
+namespace kda::props {
+
+struct RunOptions {
+  std::vector<std::string> properties;  // empty: the whole catalogue
+  int cases = 100;                      // successful cases per property
+  std::uint64_t seed = 1;
+  int max_size = 100;                   // rapidcheck size ceiling (0..100 scales the generators)
+  std::string replay;                   // "reproduce=..." printed by a failure: replays that case
+  bool check_coverage = true;           // fail a property whose run missed an expected category
+  std::ostream* progress = nullptr;     // one updating line per property; nullptr: quiet
+};
+
+struct PropertyReport {
+  std::string property;
+  int cases = 0;   // cases run (successes, plus the failing one)
+  int passed = 0;
+  int failed = 0;
+  double seconds = 0;
+  std::uint64_t seed = 0;
+  std::string failure;  // the message, the shrunk counterexample
+  std::string replay;   // pass back as RunOptions::replay (kda-oracle check --replay)
+  std::map<std::string, int> coverage;
+  std::vector<std::string> missing_categories;
+  bool ok() const { return failed == 0 && missing_categories.empty(); }
+};
+
+// The seed property `name` runs with when the run's seed is `seed`.
+std::uint64_t property_seed(std::uint64_t seed, std::string_view name);
+
+std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options);
+
+// property | cases | passed | failed | seconds, then each failure with its replay string.
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports);
+void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
+
+}  // namespace kda::props

@@ -1,0 +1,103 @@
+#include "kda/properties/case_spec.hpp"
+
+#include <limits>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+
+namespace kda::props {
+
+namespace {
+
+std::string_view name_of_source(StateSource s) {
+  switch (s) {
+    case StateSource::none: return "none";
+    case StateSource::dense: return "dense";
+    case StateSource::pool: return "pool";
+  }
+  return "?";
+}
+
+std::string list(const std::vector<std::int64_t>& xs) {
+  std::ostringstream s;
+  s << '[';
+  for (std::size_t i = 0; i < xs.size(); ++i) s << (i ? "," : "") << xs[i];
+  s << ']';
+  return s.str();
+}
+
+void describe_gate(std::ostream& s, const ProblemSpec& p) {
+  const Options& o = p.options;
+  if (!o.gate_in_kernel) {
+    s << " gate=pre-activated";
+    return;
+  }
+  s << " gate=" << (o.lower_bound ? "lower_bound" : "softplus");
+  if (o.lower_bound) s << '(' << *o.lower_bound << (o.safe_gate ? ",safe" : "") << ')';
+  s << (p.with_A_log ? " A_log" : "") << (p.with_dt_bias ? " dt_bias" : "");
+}
+
+void describe_states(std::ostream& s, const ProblemSpec& p) {
+  s << " | state=" << name_of_source(p.state);
+  if (p.state != StateSource::none || p.final_state || p.chunk_states || p.token_states)
+    s << ' ' << name_of(p.state_dtype) << ' ' << name_of(p.options.state_layout);
+  if (p.state == StateSource::pool)
+    s << " slots=" << p.pool_slots << " stride=" << p.pool_slot_stride << " offset=" << p.pool_offset
+      << " indices=" << list(p.indices);
+  s << (p.state != StateSource::pool && p.final_state ? " final_state" : "") << (p.chunk_states ? " chunk_states" : "")
+    << (p.token_states ? " token_states" : "");
+}
+
+}  // namespace
+
+std::string CaseSpec::describe() const {
+  const ProblemSpec& p = problem;
+  const Options& o = p.options;
+  std::ostringstream s;
+  const auto T = std::accumulate(p.lengths.begin(), p.lengths.end(), std::int64_t{0});
+  s << name_of(p.mode) << (p.varlen ? " varlen" : " batched") << " lengths=" << list(p.lengths) << " (N="
+    << p.lengths.size() << " T=" << T << ") H=" << p.H << " HV=" << p.HV << " K=" << p.K << " V=" << p.V
+    << " | in=" << name_of(p.input_dtype) << " out=" << name_of(p.output_dtype);
+  if (p.varlen) s << " cu=" << name_of(p.cu_seqlens_dtype);
+  describe_states(s, p);
+  s << " | chunk=" << o.chunk_size << (o.l2norm_qk ? " l2norm" : "");
+  if (o.scale) s << " scale=" << *o.scale;
+  s << (o.beta_from_logits ? " beta=logits" : " beta=sigmoided") << (o.allow_neg_eigval ? " neg_eigval" : "");
+  describe_gate(s, p);
+  s << " | layout=" << name_of(layout) << " o=" << name_of(output_layout) << " pad=" << pad
+    << " poison=" << name_of(poison) << " gates=" << name_of(gates) << (padding_pattern ? " padding_pattern" : "")
+    << " seed=" << data_seed;
+  return s.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const CaseSpec& spec) { return os << spec.describe(); }
+
+double value_of(Poison poison) {
+  return poison == Poison::nan ? std::numeric_limits<double>::quiet_NaN() : 1e30;
+}
+
+std::string_view name_of(InputLayout layout) {
+  switch (layout) {
+    case InputLayout::contiguous: return "contiguous";
+    case InputLayout::padded_token_stride: return "padded_token_stride";
+    case InputLayout::padded_head_stride: return "padded_head_stride";
+    case InputLayout::fused_qkv: return "fused_qkv";
+    case InputLayout::permuted: return "permuted";
+  }
+  return "?";
+}
+
+std::string_view name_of(Poison poison) { return poison == Poison::nan ? "nan" : "huge"; }
+
+std::string_view name_of(GateMix mix) {
+  switch (mix) {
+    case GateMix::realistic: return "realistic";
+    case GateMix::saturating: return "saturating";
+    case GateMix::zeros: return "zeros";
+    case GateMix::strong: return "strong";
+    case GateMix::mixture: return "mixture";
+  }
+  return "?";
+}
+
+}  // namespace kda::props

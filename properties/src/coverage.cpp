@@ -1,0 +1,88 @@
+#include "kda/properties/coverage.hpp"
+
+#include <algorithm>
+
+namespace kda::props {
+
+namespace {
+template <class T>
+bool has(const std::vector<T>& xs, const T& x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
+
+bool any_sequence(const Problem& p, auto&& pred) {
+  for (std::int64_t n = 0; n < p.N; ++n)
+    if (pred(p.length(n))) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
+  std::vector<std::string> c;
+  auto add = [&](bool when, const char* name) {
+    if (when) c.emplace_back(name);
+  };
+  const auto chunk = p.options.chunk_size;
+  add(any_sequence(p, [](auto L) { return L == 0; }), "zero-length sequence");
+  add(any_sequence(p, [](auto L) { return L == 15 || L == 16 || L == 17; }), "sub-chunk edge length");
+  add(any_sequence(p, [&](auto L) { return L == chunk - 1 || L == chunk || L == chunk + 1; }), "chunk edge length");
+  add(any_sequence(p, [&](auto L) { return L > chunk && L % chunk != 0; }), "partial last chunk");
+  add(p.N > 1, "several sequences");
+  add(p.mode == Mode::decode, "decode");
+  add(p.HV > p.H, "GVA");
+  add(spec.layout != InputLayout::contiguous, "strided inputs");
+  add(p.options.state_layout == StateLayout::kv, "[K,V] state layout");
+  add(p.q.dtype() == DType::bf16, "bf16 inputs");
+  add(p.q.dtype() == DType::f16, "f16 inputs");
+  add(p.initial_state.has_value(), "dense initial state");
+  if (p.state_pool) {
+    const View& pool = p.state_pool->view;
+    c.emplace_back("state pool");
+    add(pool.strides[0] > pool.strides[1] * pool.shape[1], "padded pool slot stride");
+    add(pool.offset != 0, "pool base offset");
+    add(pool.byte_offset() % 32 != 0 || pool.strides[0] % 16 != 0, "misaligned pool");
+    bool padding = false;
+    for (std::int64_t n = 0; n < p.N; ++n) padding |= p.state_indices->integer_at(n) == -1;
+    add(padding, "padding rows");
+  }
+  if (p.options.gate_in_kernel)
+    c.emplace_back(p.options.lower_bound ? "lower-bound gate" : "softplus gate");
+  else
+    c.emplace_back("pre-activated gate");
+  add(spec.gates == GateMix::strong || spec.gates == GateMix::mixture, "strong gates");
+  add(p.options.beta_from_logits, "beta from logits");
+  return c;
+}
+
+std::vector<std::string> expected_categories(const Kernel& kernel) {
+  const Capabilities& cap = kernel.capabilities();
+  const Profile& profile = kernel.profile();
+  std::vector<std::string> e{"zero-length sequence", "sub-chunk edge length", "chunk edge length", "several sequences"};
+  auto add = [&](bool when, const char* name) {
+    if (when) e.emplace_back(name);
+  };
+  add(has(cap.modes, Mode::prefill) && cap.varlen, "partial last chunk");
+  add(has(cap.modes, Mode::decode), "decode");
+  add(cap.strided_inputs, "strided inputs");
+  add(has(cap.layouts, StateLayout::kv), "[K,V] state layout");
+  add(has(cap.input_dtypes, DType::bf16), "bf16 inputs");
+  add(has(cap.state_sources, StateSource::dense), "dense initial state");
+  if (has(cap.state_sources, StateSource::pool)) {
+    e.insert(e.end(), {"state pool", "padded pool slot stride", "pool base offset", "padding rows"});
+    add(!profile.enforces(Rule::state_pool_alignment), "misaligned pool");
+  }
+  add(cap.gate_in_kernel, "softplus gate");
+  add(cap.gate_in_kernel, "lower-bound gate");
+  e.emplace_back("strong gates");
+  add(cap.beta_from_logits, "beta from logits");
+  return e;
+}
+
+std::map<std::string, int> category_counts(const std::map<std::vector<std::string>, int>& distribution) {
+  std::map<std::string, int> counts;
+  for (const auto& [tags, n] : distribution)
+    for (const auto& t : tags) counts[t] += n;
+  return counts;
+}
+
+}  // namespace kda::props

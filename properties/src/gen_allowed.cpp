@@ -1,0 +1,124 @@
+// What a kernel lets a generator draw: its capabilities, the parameters of the rules its profile
+// enforces and the limits, intersected once so that every draw is valid by construction.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "generators_internal.hpp"
+
+namespace kda::props::detail {
+
+namespace {
+
+template <class T>
+bool contains(const std::vector<T>& xs, const T& x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
+
+// The preferred values (simplest first) that every list in `sets` holds; an unenforced set is skipped.
+template <class T>
+std::vector<T> common(std::vector<T> preferred, std::initializer_list<const std::vector<T>*> sets) {
+  std::erase_if(preferred, [&](const T& x) {
+    return std::any_of(sets.begin(), sets.end(), [&](const std::vector<T>* s) { return s && !contains(*s, x); });
+  });
+  return preferred;
+}
+
+template <class T>
+const std::vector<T>* if_enforced(const Profile& p, Rule r, const std::vector<T>& set) {
+  return p.enforces(r) ? &set : nullptr;
+}
+
+void require(bool ok, const Kernel& kernel, const char* what) {
+  if (!ok)
+    throw std::invalid_argument("gen_valid_case: kernel " + kernel.name() + " under profile " + kernel.profile().name +
+                                " leaves no " + what + " to draw");
+}
+
+}  // namespace
+
+Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
+  const Capabilities& caps = kernel.capabilities();
+  const Profile& prof = kernel.profile();
+  Allowed a;
+  a.limits = limits;
+  a.profile = prof;
+  a.varlen = caps.varlen;
+  a.gate_in_kernel = caps.gate_in_kernel, a.l2norm = caps.l2norm_in_kernel, a.beta_logits = caps.beta_from_logits;
+  a.chunk_states = caps.chunk_states, a.token_states = caps.token_states, a.strided = caps.strided_inputs;
+
+  const std::vector<DType> floats{DType::f32, DType::bf16, DType::f16, DType::f64};
+  a.input_dtypes = common(floats, {&caps.input_dtypes, if_enforced(prof, Rule::input_dtype, prof.input_dtypes)});
+  a.output_dtypes = common(floats, {&caps.output_dtypes, if_enforced(prof, Rule::output_dtype, prof.output_dtypes)});
+  a.state_dtypes = common(floats, {&caps.state_dtypes, if_enforced(prof, Rule::state_dtype, prof.state_dtypes)});
+
+  auto dims = [&](const std::vector<i64>& cap_set, const std::vector<i64>& prof_set, i64 prof_max) {
+    std::vector<i64> out;
+    for (i64 d : limits.head_dims) {
+      const bool cap_ok = cap_set.empty() ? d <= caps.max_head_dim : contains(cap_set, d);
+      const bool prof_ok = d >= 1 && d <= prof_max &&
+                           (!prof.enforces(Rule::head_dims_supported) || prof_set.empty() || contains(prof_set, d));
+      if (cap_ok && prof_ok) out.push_back(d);
+    }
+    return out;
+  };
+  const i64 key_max = prof.enforces(Rule::key_head_dim_max) ? prof.max_key_head_dim : caps.max_head_dim;
+  a.key_dims = dims(caps.key_head_dims, prof.key_head_dims, key_max);
+  a.value_dims = dims(caps.value_head_dims, prof.value_head_dims, caps.max_head_dim);
+
+  for (int r : {1, 2, 4})
+    if (r <= limits.max_heads) a.gva_ratios.push_back(r);
+  const std::vector<int> contract_chunks{64, 32};
+  a.chunk_sizes = common(contract_chunks, {&caps.chunk_sizes});
+  if (!prof.enforces(Rule::chunk_size))
+    for (int c : caps.chunk_sizes)
+      if (!contains(a.chunk_sizes, c) && c > 0) a.chunk_sizes.push_back(c);
+
+  const std::vector<StateLayout> layouts{StateLayout::vk, StateLayout::kv};
+  const std::vector<StateLayout> required =
+      prof.state_layout && prof.enforces(Rule::state_layout) ? std::vector{*prof.state_layout} : layouts;
+  a.layouts = common(layouts, {&caps.layouts, &required});
+  const std::vector<StateSource> sources{StateSource::none, StateSource::dense, StateSource::pool};
+  a.sources = common(sources, {&caps.state_sources, if_enforced(prof, Rule::state_source_supported, prof.state_sources)});
+
+  // Decode needs no chunk size of the kernel's; the contract's default (64) is taken there.
+  for (Mode m : {Mode::prefill, Mode::decode})
+    if (contains(caps.modes, m) && (m == Mode::decode || !a.chunk_sizes.empty())) a.modes.push_back(m);
+  if (a.chunk_sizes.empty()) a.chunk_sizes.push_back(64);
+
+  require(limits.max_sequences >= 1 && limits.max_tokens >= 1 && limits.max_heads >= 1 && limits.max_work >= 1,
+          kernel, "room under the limits");
+  require(!a.modes.empty(), kernel, "mode");
+  require(!a.input_dtypes.empty(), kernel, "input dtype");
+  require(!a.output_dtypes.empty(), kernel, "output dtype");
+  require(!a.key_dims.empty(), kernel, "key head dim");
+  require(!a.value_dims.empty(), kernel, "value head dim");
+  require(!a.layouts.empty(), kernel, "state layout");
+  require(!a.sources.empty(), kernel, "state source");
+  if (a.state_dtypes.empty()) {  // no state tensor at all: no initial state, no state outputs
+    std::erase_if(a.sources, [](StateSource s) { return s != StateSource::none; });
+    a.chunk_states = a.token_states = false;
+  }
+  require(!a.sources.empty(), kernel, "state source with a state dtype");
+  return a;
+}
+
+std::vector<StateSource> sources_for(const Allowed& a, const Needs& n) {
+  std::vector<StateSource> out;
+  for (StateSource s : a.sources)
+    if ((n.sources.empty() || contains(n.sources, s)) && (!n.final_state.value_or(false) || s != StateSource::pool))
+      out.push_back(s);
+  return out;
+}
+
+bool feasible(const Allowed& a, const Needs& n) {
+  if (n.mode && !contains(a.modes, *n.mode)) return false;
+  if (n.varlen.value_or(false) && !a.varlen) return false;
+  if (n.chunk_states.value_or(false) && !a.chunk_states) return false;
+  if (n.token_states.value_or(false) && !a.token_states) return false;
+  if (n.gate_in_kernel && !a.gate_in_kernel) return false;
+  if (n.final_state.value_or(false) && a.state_dtypes.empty()) return false;
+  return !sources_for(a, n).empty() && n.min_sequences <= a.limits.max_sequences;
+}
+
+}  // namespace kda::props::detail

@@ -1,0 +1,183 @@
+// Valid cases by construction: every choice is drawn on its own (so each shrinks on its own, the
+// others held still) and assemble() combines the draws within what the kernel allows, resolving the
+// rules that tie choices together (GVA heads, gate options, pool alignment, the work budget).
+#include <algorithm>
+#include <numeric>
+
+#include "generators_internal.hpp"
+
+namespace kda::props::detail {
+
+namespace {
+
+// Independent draws; indices point into the Allowed lists (simplest first). The state source's list
+// depends on the needs, so its index is drawn in [0, 6): uniform over 1, 2 or 3 sources.
+struct Draw {
+  std::vector<i64> lengths;
+  int mode = 0;
+  bool batched = false;  // B = N rows of equal length, no cu_seqlens
+  int gva_ratio = 0;
+  i64 heads = 1;
+  int key_dim = 0, value_dim = 0;
+  int input_dtype = 0, output_dtype = 0, state_dtype = 0;
+  bool cu_seqlens_i64 = false;
+  int source = 0, state_layout = 0, chunk_size = 0;
+  bool final_state = false, chunk_states = false, token_states = false;
+  bool l2norm = false, beta_logits = false, neg_eigval = false, explicit_scale = false;
+  bool gate_in_kernel = false, lower_bound_form = false, safe_gate = false, A_log = false, dt_bias = false;
+  int lower_bound = 0;
+  PoolDraw pool;
+  int layout = 0, output_layout = 0;
+  i64 pad = 1;
+  int poison = 0, gates = 0;
+  bool padding_pattern = true;
+  std::uint64_t data_seed = 0;
+};
+
+constexpr double kLowerBounds[] = {-5.0, -1.0};
+constexpr double kExplicitScale = 0.3;  // differs from K^-0.5 for every K: a kernel ignoring it is seen
+constexpr InputLayout kInputLayouts[] = {InputLayout::contiguous, InputLayout::padded_token_stride,
+                                         InputLayout::padded_head_stride, InputLayout::fused_qkv,
+                                         InputLayout::permuted};
+constexpr InputLayout kOutputLayouts[] = {InputLayout::contiguous, InputLayout::padded_token_stride,
+                                          InputLayout::padded_head_stride, InputLayout::permuted};
+
+int count(std::size_t n) { return static_cast<int>(n); }
+
+template <class T>
+const T& pick(const std::vector<T>& xs, int i) {
+  return xs[static_cast<std::size_t>(i) % xs.size()];
+}
+
+rc::Gen<Draw> gen_draw(const Allowed& a) {
+  using rc::gen::set;
+  return rc::gen::build<Draw>(
+      set(&Draw::lengths, gen_lengths(a.limits)), set(&Draw::mode, gen_index(count(a.modes.size()))),
+      set(&Draw::batched, gen_bool(15)), set(&Draw::gva_ratio, gen_index(count(a.gva_ratios.size()))),
+      set(&Draw::heads, gen_uniform(1, a.limits.max_heads)),
+      set(&Draw::key_dim, gen_index(count(a.key_dims.size()))),
+      set(&Draw::value_dim, gen_index(count(a.value_dims.size()))),
+      set(&Draw::input_dtype, gen_index(count(a.input_dtypes.size()))),
+      set(&Draw::output_dtype, gen_index(count(a.output_dtypes.size()))),
+      set(&Draw::state_dtype, gen_index(std::max(count(a.state_dtypes.size()), 1))),
+      set(&Draw::cu_seqlens_i64, gen_bool(30)), set(&Draw::source, gen_index(6)),
+      set(&Draw::state_layout, gen_index(count(a.layouts.size()))),
+      set(&Draw::chunk_size, gen_index(count(a.chunk_sizes.size()))), set(&Draw::final_state, gen_bool(60)),
+      set(&Draw::chunk_states, gen_bool(20)), set(&Draw::token_states, gen_bool(10)),
+      set(&Draw::l2norm, gen_bool(50)), set(&Draw::beta_logits, gen_bool(50)), set(&Draw::neg_eigval, gen_bool(30)),
+      set(&Draw::explicit_scale, gen_bool(20)), set(&Draw::gate_in_kernel, gen_bool(50)),
+      set(&Draw::lower_bound_form, gen_bool(50)), set(&Draw::safe_gate, gen_bool(50)), set(&Draw::A_log, gen_bool(80)),
+      set(&Draw::dt_bias, gen_bool(70)), set(&Draw::lower_bound, gen_index(2)), set(&Draw::pool, gen_pool_draw()),
+      set(&Draw::layout, gen_index(5)), set(&Draw::output_layout, gen_index(4)), set(&Draw::pad, gen_uniform(1, 8)),
+      set(&Draw::poison, gen_index(2)), set(&Draw::gates, gen_index(5)),
+      set(&Draw::padding_pattern, rc::gen::map(gen_bool(25), [](bool plain) { return !plain; })),
+      set(&Draw::data_seed, gen_seed()));
+}
+
+// The work budget, in units of one state's elements (HV x K x V): a token costs 1 (the recurrence
+// touches its state a few times, cheaply) and every state tensor costs kStateCost (drawn, poisoned,
+// loaded and stored element by element: the build's and the reference's dominant cost).
+constexpr i64 kStateCost = 8;
+
+Budget budget_for(const ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
+  const i64 per_state = std::max<i64>(1, s.HV * std::max(s.K, n.budget_key_dim) * s.V);
+  const bool pool = s.state == StateSource::pool;
+  const i64 spare_slots = pool ? 1 + d.pool.extra_slots : 0;
+  Budget b;
+  b.tokens = a.limits.max_tokens, b.sequences = a.limits.max_sequences;
+  b.work = std::max<i64>(0, a.limits.max_work / per_state - kStateCost * spare_slots);
+  b.per_token = 1 + (s.token_states ? kStateCost : 0);
+  b.per_sequence = kStateCost * ((s.state != StateSource::none) + s.final_state + s.chunk_states);
+  return b;
+}
+
+// Sequence lengths within the budget, then raised to what the needs ask for.
+void set_lengths(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
+  const Budget b = budget_for(s, d, a, n);
+  const i64 drawn = static_cast<i64>(d.lengths.size());
+  const i64 per_row = b.per_sequence + b.per_token;  // a sequence of one token
+  if (s.mode == Mode::decode) {
+    const i64 N = std::min({drawn, b.sequences, b.tokens, b.work / per_row});
+    s.lengths.assign(static_cast<std::size_t>(std::max({N, i64{n.min_sequences}, n.min_tokens, i64{1}})), 1);
+  } else if (!s.varlen) {
+    const i64 N = std::max({std::min({drawn, b.sequences, b.work / per_row}), i64{n.min_sequences}, i64{1}});
+    const i64 L = std::min({d.lengths.front(), b.tokens / N, (b.work / N - b.per_sequence) / b.per_token});
+    s.lengths.assign(static_cast<std::size_t>(N), std::max({L, (n.min_tokens + N - 1) / N, i64{0}}));
+  } else {
+    s.lengths = fit_lengths(d.lengths, b);
+    while (static_cast<i64>(s.lengths.size()) < n.min_sequences) s.lengths.push_back(1);
+    const i64 T = std::accumulate(s.lengths.begin(), s.lengths.end(), i64{0});
+    if (T < n.min_tokens) s.lengths.front() += n.min_tokens - T;
+  }
+}
+
+void set_gate_options(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
+  Options& o = s.options;
+  o.gate_in_kernel = a.gate_in_kernel && (d.gate_in_kernel || n.gate_in_kernel);
+  if (!o.gate_in_kernel) return;
+  if (d.lower_bound_form) {
+    o.lower_bound = kLowerBounds[d.lower_bound];
+    o.safe_gate = d.safe_gate;
+  }
+  const bool softplus_needs_A_log = !o.lower_bound && a.profile.enforces(Rule::softplus_needs_A_log);
+  s.with_A_log = d.A_log || n.A_log || softplus_needs_A_log;
+  s.with_dt_bias = d.dt_bias;
+}
+
+CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
+  CaseSpec c;
+  ProblemSpec& s = c.problem;
+  s.mode = n.mode.value_or(pick(a.modes, d.mode));
+  s.varlen = a.varlen && n.varlen.value_or(!d.batched);
+  s.cu_seqlens_dtype = d.cu_seqlens_i64 ? DType::i64 : DType::i32;
+  const int ratio = pick(a.gva_ratios, d.gva_ratio);
+  s.H = std::min<i64>(d.heads, a.limits.max_heads / ratio), s.HV = s.H * ratio;
+  s.K = pick(a.key_dims, d.key_dim), s.V = pick(a.value_dims, d.value_dim);
+  s.input_dtype = pick(a.input_dtypes, d.input_dtype), s.output_dtype = pick(a.output_dtypes, d.output_dtype);
+
+  const std::vector<StateSource> sources = sources_for(a, n);
+  s.state = pick(sources, d.source);
+  const bool states = !a.state_dtypes.empty();
+  if (states) s.state_dtype = pick(a.state_dtypes, d.state_dtype);
+  s.final_state = states && s.state != StateSource::pool && n.final_state.value_or(d.final_state);
+  s.chunk_states = a.chunk_states && n.chunk_states.value_or(d.chunk_states);
+  s.token_states = a.token_states && n.token_states.value_or(d.token_states);
+
+  Options& o = s.options;
+  o.state_layout = pick(a.layouts, d.state_layout);
+  o.chunk_size = pick(a.chunk_sizes, d.chunk_size);
+  o.l2norm_qk = a.l2norm && d.l2norm;
+  o.beta_from_logits = a.beta_logits && d.beta_logits;
+  o.allow_neg_eigval = o.beta_from_logits && d.neg_eigval;
+  if (d.explicit_scale) o.scale = kExplicitScale;
+  set_gate_options(s, d, a, n);
+
+  set_lengths(s, d, a, n);
+  if (s.state == StateSource::pool)
+    place_pool(s, d.pool, a.profile.enforces(Rule::state_pool_alignment), !a.strided);
+
+  c.layout = a.strided ? kInputLayouts[d.layout] : InputLayout::contiguous;
+  c.output_layout = a.strided ? kOutputLayouts[d.output_layout] : InputLayout::contiguous;
+  c.pad = d.pad;
+  c.poison = static_cast<Poison>(d.poison);
+  c.gates = static_cast<GateMix>(d.gates);
+  c.padding_pattern = d.padding_pattern;
+  c.data_seed = d.data_seed;
+  return c;
+}
+
+}  // namespace
+
+rc::Gen<CaseSpec> gen_case(const Allowed& allowed, const Needs& needs) {
+  return rc::gen::map(gen_draw(allowed), [allowed, needs](const Draw& d) { return assemble(allowed, needs, d); });
+}
+
+}  // namespace kda::props::detail
+
+namespace kda::props {
+
+rc::Gen<CaseSpec> gen_valid_case(const Kernel& kernel, const GenLimits& limits) {
+  return detail::gen_case(detail::allowed_for(kernel, limits), {});
+}
+
+}  // namespace kda::props

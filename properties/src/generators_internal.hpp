@@ -1,0 +1,117 @@
+#pragma once
+// Shared between the generator sources; not part of kda::properties' interface.
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "kda/properties/generators.hpp"
+
+namespace kda::props::detail {
+
+using i64 = std::int64_t;
+
+// ---- primitive generators (gen_primitives.cpp): uniform whatever rapidcheck's size ----
+
+rc::Gen<int> gen_index(int n);                            // [0, n), shrinks towards 0
+rc::Gen<int> gen_weighted_index(std::vector<int> weights);  // i with odds weights[i], shrinks towards 0
+rc::Gen<i64> gen_uniform(i64 lo, i64 hi);                 // [lo, hi], shrinks towards lo
+rc::Gen<i64> gen_uniform(i64 lo, i64 hi, i64 target);     // [lo, hi], shrinks towards target
+rc::Gen<bool> gen_bool(int percent_true);                 // shrinks towards false
+rc::Gen<i64> gen_often_zero(int percent_zero, i64 hi);    // 0, else [1, hi]; shrinks towards 0
+rc::Gen<std::uint64_t> gen_seed();                        // any 64-bit value; never shrinks
+
+// ---- lengths (gen_lengths.cpp) ----
+
+// What a packing may cost: at most `tokens` tokens and `sequences` sequences, and at most `work`
+// units where each token costs per_token units and each sequence per_sequence units.
+struct Budget {
+  i64 tokens = 0, sequences = 1;
+  i64 work = std::numeric_limits<i64>::max(), per_token = 0, per_sequence = 0;
+};
+// The longest prefix of `lengths` within the budget; the sequence that overflows it is clamped to
+// what is left. At least one sequence stays (clamped to 0 tokens if need be).
+std::vector<i64> fit_lengths(const std::vector<i64>& lengths, const Budget& budget);
+
+// ---- what a kernel lets a generator draw (gen_allowed.cpp) ----
+
+// Capabilities, profile and limits intersected, each list in shrink order (simplest first).
+struct Allowed {
+  GenLimits limits;
+  Profile profile;
+  std::vector<Mode> modes;
+  bool varlen = true;
+  std::vector<DType> input_dtypes, output_dtypes, state_dtypes;
+  std::vector<i64> key_dims, value_dims;
+  std::vector<int> gva_ratios;  // HV / H, each <= max_heads
+  std::vector<int> chunk_sizes;
+  std::vector<StateLayout> layouts;
+  std::vector<StateSource> sources;
+  bool gate_in_kernel = true, l2norm = true, beta_logits = true;
+  bool chunk_states = true, token_states = true, strided = true;
+};
+Allowed allowed_for(const Kernel& kernel, const GenLimits& limits);  // throws std::invalid_argument
+
+// What a base case must have so that a rule can be broken on it alone.
+struct Needs {
+  std::optional<Mode> mode;
+  std::optional<bool> varlen;
+  std::vector<StateSource> sources;  // empty: any
+  std::optional<bool> final_state, chunk_states, token_states;
+  bool gate_in_kernel = false, A_log = false;
+  int min_sequences = 1;
+  i64 min_tokens = 0;
+  i64 budget_key_dim = 0;  // > 0: size the token budget as if K were this (the break enlarges K)
+};
+// The allowed state sources a base with these needs may use (final_state rules out a pool).
+std::vector<StateSource> sources_for(const Allowed& allowed, const Needs& needs);
+bool feasible(const Allowed& allowed, const Needs& needs);
+
+// ---- the case generator (gen_valid.cpp) ----
+
+rc::Gen<CaseSpec> gen_case(const Allowed& allowed, const Needs& needs);
+
+// ---- pool geometry (gen_pool.cpp) ----
+
+struct PoolDraw {
+  i64 extra_slots = 0;             // slots beyond N + 1 (slot 0 is left unused unless permuted)
+  i64 stride_pad = 0;              // elements added to the compact slot stride
+  i64 offset = 0;                  // base offset, elements
+  std::uint64_t permutation = 0;   // 0: sequence n uses slot n + 1; else a seeded shuffle of all slots
+  std::vector<i64> padding_rows;   // rows (mod N) whose index is -1
+};
+rc::Gen<PoolDraw> gen_pool_draw();
+// Sets the spec's pool slots, slot stride, base offset and indices; `aligned` rounds the stride up to
+// a multiple of 16 elements and the base to a multiple of 32 bytes, `compact` keeps the stride compact.
+void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact);
+// Changes K and V keeping the slot stride's padding; changes the state dtype keeping the base's
+// byte alignment (for breaks that rebuild a base with other dims or dtypes).
+void set_head_dims(ProblemSpec& spec, i64 K, i64 V);
+void set_state_dtype(ProblemSpec& spec, DType dtype);
+
+// ---- invalid cases (gen_invalid.cpp, break_spec.cpp, break_problem.cpp) ----
+
+// What a base needs for `rule` to be broken alone under `profile`; nullopt: not breakable there.
+std::optional<Needs> needs_for(Rule rule, const Profile& profile);
+// Breaks that change what the tensors are built from (sizes, dtypes, layout, lengths): the spec is
+// changed and rebuilt, so every tensor stays consistent with it. False: not such a rule.
+bool break_spec(CaseSpec& spec, Rule rule, std::uint64_t variant, const Profile& profile);
+// The other breaks, on the built problem: one tensor, view or option changed.
+void break_problem(Problem& problem, Rule rule, std::uint64_t variant, const Profile& profile);
+
+// ---- building (build_layout.cpp, build_data.cpp) ----
+
+// q, k, v, g, beta and o replaced by fresh, zero-filled tensors laid out per the spec.
+void apply_layouts(Problem& problem, const CaseSpec& spec);
+// Every element of every buffer a floating-point tensor views (integer tensors aside) set to poison.
+void poison_buffers(Problem& problem, Poison poison);
+// Each q and k row divided by its L2 norm. Without the in-kernel l2norm, callers pass normalized q and
+// k; N(0,1) keys (norm ~sqrt(K)) would make the delta rule's I - beta k k^T grow the state
+// exponentially, and the fp64 reference would overflow.
+void normalize_qk(Problem& problem);
+void apply_gate_mix(Problem& problem, GateMix mix, std::uint64_t seed);
+void apply_padding_pattern(Problem& problem);
+
+}  // namespace kda::props::detail

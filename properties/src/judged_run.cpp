@@ -1,0 +1,41 @@
+#include "kda/properties/judged_run.hpp"
+
+#include <rapidcheck.h>
+
+namespace kda::props {
+
+namespace {
+std::string violations_text(const std::vector<Violation>& vs) {
+  std::string s;
+  for (const auto& v : vs) s += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
+  return s;
+}
+}  // namespace
+
+void JudgedRun::require_ran() const {
+  if (outcome.status == RunOutcome::Status::rejected)
+    RC_FAIL("the kernel rejected a valid problem it claims to support:" + violations_text(outcome.violations) +
+            "\n  problem: " + problem.describe());
+  if (outcome.status == RunOutcome::Status::failed)
+    RC_FAIL("the kernel failed: " + outcome.message + "\n  problem: " + problem.describe());
+}
+
+JudgedRun run_judged(CheckContext& context, const Problem& input) {
+  JudgedRun run{deep_copy(input), {}, {}, {}, {}, {}, {}};
+  run.oracle = run_reference<double>(input, Algorithm::recurrent, 1);
+  const Snapshot before(run.problem);
+  run.outcome = context.kernel.run(run.problem);
+  if (run.outcome.status != RunOutcome::Status::ok) return run;
+  run.outside_changes = before.changes_outside_writable(run.problem);
+  Problem modelled = deep_copy(input);
+  const RunOutcome model_outcome = context.model.run(modelled);
+  if (model_outcome.status != RunOutcome::Status::ok)
+    RC_FAIL("the precision model " + context.model.name() + " could not run the case" +
+            violations_text(model_outcome.violations) + model_outcome.message);
+  run.kernel = read_outputs(run.problem);
+  run.model = read_outputs(modelled);
+  run.verdict = compare(run.problem, run.kernel, run.oracle, run.model, context.policy);
+  return run;
+}
+
+}  // namespace kda::props

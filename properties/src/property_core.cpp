@@ -1,0 +1,94 @@
+// matches-reference, untouched, rejects-invalid and padding-rows.
+#include <rapidcheck.h>
+
+#include <cstdio>
+
+#include "kda/properties/coverage.hpp"
+#include "kda/properties/judged_run.hpp"
+#include "kda/properties/property_bodies.hpp"
+
+namespace kda::props {
+
+namespace {
+std::string format_value(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", x);
+  return text;
+}
+
+std::string lines(const std::vector<std::string>& xs) {
+  std::string s;
+  for (const auto& x : xs) s += "\n  " + x;
+  return s;
+}
+}  // namespace
+
+CaseSpec draw_valid_case(CheckContext& context) {
+  CaseSpec spec = *gen_valid_case(context.kernel, context.limits);
+  for (const auto& category : categories(spec, build_case(spec))) rc::detail::classify(category, {});
+  return spec;
+}
+
+void check_matches_reference(CheckContext& context) {
+  const CaseSpec spec = draw_valid_case(context);
+  const JudgedRun run = run_judged(context, build_case(spec));
+  run.require_ran();
+  if (!run.verdict.passed()) RC_FAIL(run.verdict.describe() + "\n  problem: " + run.problem.describe());
+}
+
+void check_untouched(CheckContext& context) {
+  const CaseSpec spec = draw_valid_case(context);
+  const JudgedRun run = run_judged(context, build_case(spec));
+  run.require_ran();
+  if (!run.outside_changes.empty())
+    RC_FAIL("bytes changed outside the region the call may write:" + lines(run.outside_changes) +
+            "\n  problem: " + run.problem.describe());
+}
+
+void check_rejects_invalid(CheckContext& context) {
+  const InvalidCase invalid = *gen_invalid_case(context.kernel, context.limits);
+  Problem problem = invalid.build();
+  const Snapshot before(problem);
+  const RunOutcome outcome = context.kernel.run(problem);
+  const std::string rule(name_of(invalid.rule));
+  if (outcome.status != RunOutcome::Status::rejected)
+    RC_FAIL("the kernel " + std::string(outcome.status == RunOutcome::Status::ok ? "ran" : "failed on") +
+            " a problem that breaks " + rule + " instead of rejecting it\n  problem: " + problem.describe());
+  bool found = false;
+  for (const auto& v : outcome.violations) found |= v.rule == invalid.rule;
+  if (!found) {
+    std::string got;
+    for (const auto& v : outcome.violations) got += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
+    RC_FAIL("rejected, but not for " + rule + "; it reported:" + got + "\n  problem: " + problem.describe());
+  }
+  if (const auto changes = before.changes_anywhere(problem); !changes.empty())
+    RC_FAIL("rejected, but wrote first:" + lines(changes) + "\n  problem: " + problem.describe());
+}
+
+void check_padding_rows(CheckContext& context) {
+  if (!has_pool_support(context.kernel)) RC_DISCARD("the kernel takes no state pool");
+  // The padding row is put in before the case is drawn, so the printed counterexample shows it.
+  const CaseSpec spec = *rc::gen::map(gen_valid_case(context.kernel, context.limits), [](CaseSpec s) {
+    with_padding_row(s);
+    return s;
+  });
+  RC_PRE(spec.problem.state == StateSource::pool);
+  const JudgedRun run = run_judged(context, build_case(spec));
+  run.require_ran();
+  const Problem& p = run.problem;
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    if (p.state_indices->integer_at(n) != -1) continue;
+    for (std::int64_t t = p.first(n); t < p.first(n) + p.length(n); ++t)
+      for (std::int64_t h = 0; h < p.HV; ++h)
+        for (std::int64_t c = 0; c < p.V; ++c)
+          if (const double x = p.o.at({p.row(n), t, h, c}); x != 0.0)
+            RC_FAIL("padding sequence " + std::to_string(n) + " has output " + format_value(x) + " at token " +
+                    std::to_string(t - p.first(n)) + " head " + std::to_string(h) + " channel " + std::to_string(c) +
+                    " (must be zero)\n  problem: " + p.describe());
+  }
+  if (!run.outside_changes.empty())
+    RC_FAIL("a padding row's call changed bytes it may not write:" + lines(run.outside_changes) +
+            "\n  problem: " + p.describe());
+}
+
+}  // namespace kda::props

@@ -1,0 +1,21 @@
+#include <algorithm>
+
+#include "kda/properties/property_bodies.hpp"
+
+namespace kda::props {
+
+bool has_pool_support(const Kernel& kernel) {
+  const auto& sources = kernel.capabilities().state_sources;
+  return std::find(sources.begin(), sources.end(), StateSource::pool) != sources.end();
+}
+
+bool with_padding_row(CaseSpec& spec) {
+  ProblemSpec& p = spec.problem;
+  if (p.state != StateSource::pool || p.lengths.empty()) return false;
+  if (p.indices.empty())
+    for (std::size_t n = 0; n < p.lengths.size(); ++n) p.indices.push_back(static_cast<std::int64_t>(n) + 1);
+  if (std::find(p.indices.begin(), p.indices.end(), -1) == p.indices.end()) p.indices.front() = -1;
+  return true;
+}
+
+}  // namespace kda::props

@@ -1,0 +1,320 @@
+// Snapshot: byte copies of a problem's buffers, the writable region as a byte mask, and the changed
+// bytes outside it, each attributed to what it belongs to (elements, a pool slot, a gap, a band).
+// Rejected calls are snapshotted too, so nothing here may trust the problem: every read is bounds
+// checked and a view with more elements than its buffer has bytes is never walked.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "kda/properties/comparison.hpp"
+
+namespace kda::props {
+
+namespace {
+
+constexpr auto kGuard = static_cast<std::int64_t>(GuardedBuffer::kGuardBytes);
+
+struct Named {
+  std::string_view name;
+  const Tensor* tensor;
+  bool input;
+};
+
+// Every tensor present, in a fixed order: the order that identifies buffers across deep copies.
+std::vector<Named> named_tensors(const Problem& p) {
+  std::vector<Named> all{{"q", &p.q, true}, {"k", &p.k, true}, {"v", &p.v, true}, {"g", &p.g, true},
+                         {"beta", &p.beta, true}};
+  auto maybe = [&](std::string_view name, const std::optional<Tensor>& t, bool input) {
+    if (t) all.push_back({name, &*t, input});
+  };
+  maybe("cu_seqlens", p.cu_seqlens, true), maybe("A_log", p.A_log, true), maybe("dt_bias", p.dt_bias, true);
+  maybe("initial_state", p.initial_state, true), maybe("state_pool", p.state_pool, false);
+  maybe("state_indices", p.state_indices, true);
+  all.push_back({"o", &p.o, false});
+  maybe("final_state", p.final_state, false), maybe("chunk_states", p.chunk_states, false);
+  maybe("token_states", p.token_states, false);
+  std::erase_if(all, [](const Named& t) { return !t.tensor->buffer; });
+  return all;
+}
+
+std::vector<GuardedBuffer*> distinct_buffers(const Problem& p) {
+  std::vector<GuardedBuffer*> out;
+  for (const Named& t : named_tensors(p))
+    if (std::find(out.begin(), out.end(), t.tensor->buffer.get()) == out.end()) out.push_back(t.tensor->buffer.get());
+  return out;
+}
+
+// A view is walked element by element only when it has at most one element per payload byte: any
+// other view overlaps itself or leaves its buffer, and the contract rejects it.
+bool walkable(const Tensor& t) {
+  const std::int64_t n = t.view.numel();
+  return t.buffer && n > 0 && n <= static_cast<std::int64_t>(t.buffer->size());
+}
+
+// Entry i of a 1-D integer tensor (cu_seqlens, state_indices); nullopt where it cannot be read safely.
+std::optional<std::int64_t> entry(const Tensor& t, std::int64_t i) {
+  const View& v = t.view;
+  if (!t.buffer || v.rank() != 1 || i < 0 || i >= v.size(0)) return std::nullopt;
+  const std::int64_t element = v.offset + i * v.stride(0), es = static_cast<std::int64_t>(size_of(v.dtype));
+  if (element < 0 || (element + 1) * es > static_cast<std::int64_t>(t.buffer->size())) return std::nullopt;
+  return load_integer(t.buffer->data(), v.dtype, element);
+}
+
+// Indices [begin, end) of dimension dim, clamped to the view's extent there.
+View slice(View v, int dim, std::int64_t begin, std::int64_t end) {
+  const auto d = static_cast<std::size_t>(dim);
+  begin = std::clamp<std::int64_t>(begin, 0, v.shape[d]), end = std::clamp<std::int64_t>(end, begin, v.shape[d]);
+  v.offset += begin * v.strides[d];
+  v.shape[d] = end - begin;
+  return v;
+}
+
+// Calls f(first byte, byte count) for every element of v; a contiguous last dimension is one call per row.
+template <class F>
+void for_each_element_run(const View& v, F&& f) {
+  if (v.numel() <= 0) return;
+  const Shape rows(v.shape.begin(), v.shape.end() - 1);
+  const std::int64_t n = v.shape.back(), stride = v.strides.back(), es = static_cast<std::int64_t>(size_of(v.dtype));
+  for_each_index(rows, [&](std::span<const std::int64_t> row) {
+    const std::int64_t first = v.element_at(row);
+    if (stride == 1) return f(first * es, n * es);
+    for (std::int64_t i = 0; i < n; ++i) f((first + i * stride) * es, es);
+  });
+}
+
+// Sets bytes[first, first + count) to value, clipped to the payload.
+template <class T>
+void fill(std::vector<T>& bytes, std::int64_t first, std::int64_t count, T value) {
+  const auto size = static_cast<std::int64_t>(bytes.size());
+  const std::int64_t lo = std::clamp<std::int64_t>(first, 0, size), hi = std::clamp<std::int64_t>(first + count, lo, size);
+  std::fill(bytes.begin() + lo, bytes.begin() + hi, value);
+}
+
+void mark(std::vector<std::uint8_t>& mask, const View& v) {
+  for_each_element_run(v, [&](std::int64_t first, std::int64_t count) { fill<std::uint8_t>(mask, first, count, 1); });
+}
+
+// The tokens [begin, end) of batch row `row` that sequence n covers; nullopt where cu_seqlens is unreadable.
+struct Tokens {
+  std::int64_t row, begin, end;
+};
+std::optional<Tokens> tokens_of(const Problem& p, std::int64_t n) {
+  if (!p.cu_seqlens) return Tokens{n, 0, p.T};
+  const auto begin = entry(*p.cu_seqlens, n), end = entry(*p.cu_seqlens, n + 1);
+  if (!begin || !end) return std::nullopt;
+  return Tokens{0, *begin, *end};
+}
+
+bool is_pool(const Problem& p, const Tensor* t) { return p.state_pool && t == &*p.state_pool && t->view.rank() >= 1; }
+
+}  // namespace
+
+Snapshot::Snapshot(const Problem& p) {
+  const auto buffers = distinct_buffers(p);
+  for (GuardedBuffer* b : buffers) {
+    const std::byte* first = b->band_before();
+    copies_.push_back({b->name(), {first, first + b->size() + 2 * kGuard}, std::vector<std::uint8_t>(b->size(), 0)});
+  }
+  auto mask_of = [&](const Tensor& t) -> std::vector<std::uint8_t>& {
+    const auto at = std::find(buffers.begin(), buffers.end(), t.buffer.get()) - buffers.begin();
+    return copies_[static_cast<std::size_t>(at)].writable;
+  };
+  if (walkable(p.o) && p.o.view.rank() >= 2)  // o: the rows of every sequence's tokens
+    for (std::int64_t n = 0; n < p.N; ++n)
+      if (const auto t = tokens_of(p, n)) mark(mask_of(p.o), slice(slice(p.o.view, 0, t->row, t->row + 1), 1, t->begin, t->end));
+  for (const auto* t : {&p.final_state, &p.chunk_states, &p.token_states})
+    if (*t && walkable(**t)) mark(mask_of(**t), (*t)->view);
+  if (!p.state_pool || !p.state_indices || !is_pool(p, &*p.state_pool) || !walkable(*p.state_pool)) return;
+  // The pool: the slots active indices name.
+  const std::int64_t slots = std::max<std::int64_t>(p.state_pool->view.size(0), 0);
+  slot_sequence_.assign(static_cast<std::size_t>(slots), -1);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    const std::int64_t slot = entry(*p.state_indices, n).value_or(-2);
+    has_padding_rows_ = has_padding_rows_ || slot == -1;
+    if (slot < 0 || slot >= slots) continue;
+    slot_sequence_[static_cast<std::size_t>(slot)] = n;
+    mark(mask_of(*p.state_pool), slice(p.state_pool->view, 0, slot, slot + 1));
+  }
+}
+
+namespace {
+
+// What each payload byte of one buffer belongs to, as an index into labels (-1: no tensor view).
+struct Owners {
+  std::vector<std::int32_t> of_byte;
+  std::vector<std::string> labels;
+  std::int32_t add(std::string label) {
+    labels.push_back(std::move(label));
+    return static_cast<std::int32_t>(labels.size() - 1);
+  }
+};
+
+std::string quoted(const Named& t) { return std::string(t.input ? "input '" : "'") + std::string(t.name) + "'"; }
+
+// Unowned bytes inside a view's extent are a gap between its elements; in a pool, the padding after a slot.
+void label_gaps(Owners& owners, const Named& t, bool pool) {
+  const View& v = t.tensor->view;
+  const auto extent = v.byte_extent();
+  if (!extent) return;
+  const std::int64_t slot_bytes = pool ? v.stride(0) * static_cast<std::int64_t>(size_of(v.dtype)) : 0;
+  std::map<std::int64_t, std::int32_t> after_slot;  // pool: slot -> label of the padding after it
+  const std::int32_t gap = owners.add(walkable(*t.tensor)
+                                          ? "a gap between elements of " + quoted(t)
+                                          : "the extent of " + quoted(t) + " (more elements than its buffer has bytes)");
+  const auto size = static_cast<std::int64_t>(owners.of_byte.size());
+  for (std::int64_t b = std::max<std::int64_t>(extent->begin, 0); b < std::min(extent->end, size); ++b) {
+    auto& owner = owners.of_byte[static_cast<std::size_t>(b)];
+    if (owner != -1) continue;
+    owner = gap;
+    if (slot_bytes <= 0) continue;
+    const std::int64_t slot = (b - v.byte_offset()) / slot_bytes;
+    auto [it, fresh] = after_slot.try_emplace(slot, 0);
+    if (fresh) it->second = owners.add("the padding between pool slots after slot " + std::to_string(slot));
+    owner = it->second;
+  }
+}
+
+std::string slot_label(std::int64_t slot, std::int64_t sequence, bool python_minus_one) {
+  std::string s = "slot " + std::to_string(slot);
+  if (sequence >= 0) return s + ", which sequence " + std::to_string(sequence) + "'s index names";
+  s += ", which no active index names";
+  return python_minus_one ? s + " (pool[-1]: where a -1 index lands as a Python index)" : s;
+}
+
+// Each slot's elements by slot; with padding rows also the slot stride before slot 0, where unchecked
+// C index math sends a -1 index.
+void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_t>& slot_sequence, bool padding_rows) {
+  const std::int64_t slots = pool.size(0), size = static_cast<std::int64_t>(owners.of_byte.size());
+  if (padding_rows) {
+    const std::int32_t label = owners.add("slot -1, before the pool's first slot (where a -1 index lands in C index math)");
+    const std::int64_t slot_bytes = pool.stride(0) * static_cast<std::int64_t>(size_of(pool.dtype));
+    for (std::int64_t b = std::max<std::int64_t>(pool.byte_offset() - slot_bytes, 0); b < std::min(pool.byte_offset(), size); ++b)
+      if (owners.of_byte[static_cast<std::size_t>(b)] == -1) owners.of_byte[static_cast<std::size_t>(b)] = label;
+  }
+  for (std::int64_t s = 0; s < slots; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    const std::int32_t label =
+        owners.add(slot_label(s, i < slot_sequence.size() ? slot_sequence[i] : -1, padding_rows && s == slots - 1));
+    for_each_element_run(slice(pool, 0, s, s + 1),
+                         [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
+  }
+}
+
+void label_elements(Owners& owners, const Named& t, const std::vector<std::uint8_t>& writable) {
+  const std::int32_t element = owners.add("elements of " + quoted(t));
+  for_each_element_run(t.tensor->view, [&](std::int64_t first, std::int64_t count) {
+    fill(owners.of_byte, first, count, element);
+  });
+  if (t.name != "o") return;
+  // o's elements outside the writable region are those at tokens of no sequence.
+  const std::int32_t stray = owners.add("elements of 'o' at tokens outside every sequence");
+  for (std::size_t b = 0; b < owners.of_byte.size(); ++b)
+    if (owners.of_byte[b] == element && !writable[b]) owners.of_byte[b] = stray;
+}
+
+// What each payload byte of `buffer` belongs to: first the gaps inside each view's extent, then the
+// elements (an output aliasing an input claims the shared bytes: outputs come last).
+Owners owners_of(const Problem& p, const GuardedBuffer* buffer, const std::vector<std::uint8_t>& writable,
+                 const std::vector<std::int64_t>& slot_sequence, bool padding_rows) {
+  Owners owners{std::vector<std::int32_t>(buffer->size(), -1), {}};
+  std::vector<Named> on_buffer;
+  for (const Named& t : named_tensors(p))
+    if (t.tensor->buffer.get() == buffer) on_buffer.push_back(t);
+  for (const Named& t : on_buffer) label_gaps(owners, t, is_pool(p, t.tensor));
+  for (const Named& t : on_buffer) {
+    if (!walkable(*t.tensor)) continue;
+    if (is_pool(p, t.tensor))
+      label_slots(owners, t.tensor->view, slot_sequence, padding_rows);
+    else
+      label_elements(owners, t, writable);
+  }
+  return owners;
+}
+
+}  // namespace
+
+std::vector<ByteChange> Snapshot::changes(const Problem& after, bool outside_writable_only) const {
+  const auto buffers = distinct_buffers(after);
+  if (buffers.size() != copies_.size())
+    throw std::invalid_argument("Snapshot: the problem has " + std::to_string(buffers.size()) +
+                                " distinct buffers, the snapshot " + std::to_string(copies_.size()));
+  std::vector<ByteChange> all;
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const Copy& before = copies_[i];
+    GuardedBuffer& buffer = *buffers[i];
+    if (buffer.name() != before.name || buffer.size() != before.writable.size())
+      throw std::invalid_argument("Snapshot: buffer '" + buffer.name() + "' does not match the snapshot's '" +
+                                  before.name + "'");
+    const std::byte* now = buffer.band_before();
+    if (std::memcmp(now, before.bytes.data(), before.bytes.size()) == 0) continue;
+
+    const auto size = static_cast<std::int64_t>(buffer.size()), total = static_cast<std::int64_t>(before.bytes.size());
+    std::optional<Owners> owners;  // built at the first changed payload byte that needs a name
+    std::map<std::int64_t, ByteChange> groups;  // by owner: -3 band after, -2 band before, -1 no view
+    constexpr std::int64_t kBlock = 64;
+    static_assert(kGuard % kBlock == 0);
+    for (std::int64_t block = 0; block < total; block += kBlock) {
+      const std::int64_t end = std::min(block + kBlock, total);
+      if (std::memcmp(now + block, before.bytes.data() + block, static_cast<std::size_t>(end - block)) == 0) continue;
+      // Blocks align with the payload (kGuard is a multiple of kBlock): skip a block that is all writable.
+      if (outside_writable_only && block >= kGuard && end - kGuard <= size &&
+          !std::memchr(before.writable.data() + (block - kGuard), 0, static_cast<std::size_t>(end - block)))
+        continue;
+      for (std::int64_t at = block; at < end; ++at) {
+        if (now[at] == before.bytes[static_cast<std::size_t>(at)]) continue;
+        const std::int64_t offset = at - kGuard;
+        const bool payload = offset >= 0 && offset < size;
+        if (payload && outside_writable_only && before.writable[static_cast<std::size_t>(offset)]) continue;
+        std::int64_t owner = offset < 0 ? -2 : -3;
+        if (payload) {
+          if (!owners) owners = owners_of(after, &buffer, before.writable, slot_sequence_, has_padding_rows_);
+          owner = owners->of_byte[static_cast<std::size_t>(offset)];
+        }
+        auto [group, fresh] = groups.try_emplace(owner);
+        if (fresh) {
+          group->second.buffer = before.name, group->second.first_byte = offset;
+          group->second.where = owner >= 0    ? owners->labels[static_cast<std::size_t>(owner)]
+                                : owner == -1 ? "no tensor view"
+                                : owner == -2 ? "the guard band before the payload"
+                                              : "the guard band after the payload";
+        }
+        group->second.last_byte = offset;
+        ++group->second.bytes;
+      }
+    }
+    std::vector<ByteChange> found;
+    for (auto& [owner, change] : groups) found.push_back(std::move(change));
+    std::sort(found.begin(), found.end(), [](const ByteChange& a, const ByteChange& b) { return a.first_byte < b.first_byte; });
+    all.insert(all.end(), found.begin(), found.end());
+  }
+  return all;
+}
+
+std::vector<ByteChange> Snapshot::changed_outside_writable(const Problem& after) const { return changes(after, true); }
+std::vector<ByteChange> Snapshot::changed_anywhere(const Problem& after) const { return changes(after, false); }
+
+namespace {
+std::vector<std::string> describe_each(const std::vector<ByteChange>& changes) {
+  std::vector<std::string> lines;
+  for (const auto& c : changes) lines.push_back(c.describe());
+  return lines;
+}
+}  // namespace
+
+std::vector<std::string> Snapshot::changes_outside_writable(const Problem& after) const {
+  return describe_each(changed_outside_writable(after));
+}
+std::vector<std::string> Snapshot::changes_anywhere(const Problem& after) const {
+  return describe_each(changed_anywhere(after));
+}
+
+std::string ByteChange::describe() const {
+  const std::string where_bytes = first_byte == last_byte
+                                      ? "byte offset " + std::to_string(first_byte)
+                                      : "byte offsets " + std::to_string(first_byte) + ".." + std::to_string(last_byte);
+  return buffer + ": " + std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes") + " changed in " + where + " (" +
+         where_bytes + " from the payload start)";
+}
+
+}  // namespace kda::props

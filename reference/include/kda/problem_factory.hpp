@@ -1,0 +1,46 @@
+#pragma once
+// Builds well-formed Problems from a compact description: contiguous tensors (or a pool with a
+// chosen slot stride and base offset), zero-filled, then optionally filled with seeded random data.
+// Tests and the CLI start here; the property generators (properties/) build stranger layouts.
+#include <cstdint>
+#include <vector>
+
+#include "kda/problem.hpp"
+
+namespace kda {
+
+enum class StateSource : std::uint8_t { none, dense, pool };
+
+struct ProblemSpec {
+  Mode mode = Mode::prefill;
+  std::vector<std::int64_t> lengths{16};  // one entry per sequence
+  bool varlen = true;  // true: B = 1 with cu_seqlens; false: B = N rows of equal length, no cu_seqlens
+  DType cu_seqlens_dtype = DType::i32;
+  std::int64_t H = 1, HV = 1, K = 16, V = 16;
+  Options options;
+  DType input_dtype = DType::f32;   // q, k, v, g, beta
+  DType output_dtype = DType::f32;  // o
+  StateSource state = StateSource::dense;
+  DType state_dtype = DType::f32;
+  bool final_state = true;          // dense final_state output (ignored with a pool: updated in place)
+  bool chunk_states = false;
+  bool token_states = false;
+  bool with_A_log = false, with_dt_bias = false;
+  // Pool only: slots (0: N + 2), slot stride in elements (0: compact HV*V*K), base offset in
+  // elements, and the index of each sequence's slot (empty: sequence n uses slot n + 1; -1 = padding).
+  std::int64_t pool_slots = 0, pool_slot_stride = 0, pool_offset = 0;
+  std::vector<std::int64_t> indices;
+};
+
+Problem make_problem(const ProblemSpec& spec);
+
+// Seeded random inputs in realistic ranges: q, k, v ~ N(0,1) (q and k rows scaled to unit length
+// when l2norm is not done in the kernel); g pre-activated in [-1, 0) or raw
+// N(0,1) with the gate in kernel; beta in (0,1) or logits N(0,1); A_log = log U(1,16);
+// dt_bias ~ N(0, 0.5); initial states (dense or every pool slot) ~ N(0, 0.1).
+void fill_random(Problem& problem, std::uint64_t seed);
+
+// A deep copy: every buffer duplicated (guard bands included), buffer sharing between tensors kept.
+Problem deep_copy(const Problem& problem);
+
+}  // namespace kda

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything kda-oracle needs on a Debian machine (run as root). Idempotent:
+# packages already present are skipped by apt, so a second run only re-checks.
+set -euo pipefail
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config
+  libeigen3-dev
+  libhdf5-dev
+  librapidcheck-dev
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  libcli11-dev
+  python3 python3-pip
+)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi

@@ -1,0 +1,20 @@
+// kda-oracle: the command line that ties the oracle together.
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kda-oracle: a test oracle for KDA (Kimi Delta Attention) kernels"};
+  app.require_subcommand(1);
+  const std::vector<kda::cli::Command> commands{kda::cli::add_smoke(app), kda::cli::add_check(app)};
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (const auto& command : commands)
+      if (command.app->parsed()) return command.run();
+  } catch (const std::exception& e) {
+    std::cerr << "kda-oracle: " << e.what() << '\n';
+  }
+  return 2;
+}
