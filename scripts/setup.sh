@@ -12,6 +12,7 @@ debian_packages=(
   libbenchmark-dev
   libcli11-dev
   python3 python3-pip
+  python3-h5py python3-numpy  # the golden-file interop test reads HDF5 with h5py and numpy alone
 )
 
 missing=()

@@ -12,6 +12,15 @@ namespace kda::golden::detail {
 void write_case(const Out& cases, const std::string& name, const Case& c);
 Case read_case(const In& cases, const std::string& name, ViewCheck check);
 
+// The optional tolerance group (tolerance_codec.cpp); check_tolerance throws std::invalid_argument
+// for a tolerance the writer refuses.
+void check_tolerance(const Tolerance& t);
+void write_tolerance(const Out& kase, const Tolerance& t);
+Tolerance read_tolerance(const In& group);
+
+// The `dtype` attribute of a dataset or tensor group, one of the dtype names.
+DType dtype_attribute(const In& object);
+
 // 'text', for messages. Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "'" + std::string.
 inline std::string in_quotes(std::string_view text) {
   std::string quoted(1, '\'');

@@ -47,12 +47,16 @@ void read_problem_attributes(const In& kase, Problem& p) {
   op.state_layout = layout == "VK" ? StateLayout::vk : StateLayout::kv;
 }
 
+}  // namespace
+
 DType dtype_attribute(const In& object) {
   const std::string name = object.text("dtype");
   const auto dtype = dtype_from_name(name);
   if (!dtype) object.fail("dtype " + in_quotes(name) + " is not one of bf16, f16, f32, f64, i32, i64");
   return *dtype;
 }
+
+namespace {
 
 struct StoredBuffer {
   std::shared_ptr<GuardedBuffer> buffer;
@@ -195,13 +199,15 @@ std::optional<ReferenceOutputs> read_expected(const In& kase, const Problem& p) 
 Case read_case(const In& cases, const std::string& name, ViewCheck check) {
   if (!cases.has(name)) cases.fail("has no case " + in_quotes(name));
   const In kase = cases.group(name, "case " + in_quotes(name));
+  if (check == ViewCheck::inside_buffers_unless_contract)
+    check = kase.has("contract") ? ViewCheck::well_formed_only : ViewCheck::inside_buffers;
   Case c;
   read_problem_attributes(kase, c.problem);
   read_tensors(kase, c.problem, check);
   verify_checksum(kase, c.problem);
   c.metadata = read_metadata(kase);
   if (const auto tolerance = kase.optional_group("tolerance", "group 'tolerance'"))
-    c.tolerance = Tolerance{tolerance->text("metric"), tolerance->real("bound")};
+    c.tolerance = read_tolerance(*tolerance);
   c.violation = read_violation(kase);
   c.expected = read_expected(kase, c.problem);
   return c;

@@ -140,6 +140,7 @@ void write_case(const Out& cases, const std::string& name, const Case& c) {
   if (c.violation && c.expected) throw std::invalid_argument("a contract case has no expected outputs");
   for (const auto& [key, value] : c.metadata)
     if (key.empty()) throw std::invalid_argument("metadata keys must be non-empty");
+  if (c.tolerance) check_tolerance(*c.tolerance);
   const auto dims = c.expected ? std::optional(expected_dims(p, *c.expected)) : std::nullopt;
 
   const Out kase = cases.group(name);
@@ -148,11 +149,7 @@ void write_case(const Out& cases, const std::string& name, const Case& c) {
   write_tensors(kase, p, buffers);
   const Out metadata = kase.group("metadata");
   for (const auto& [key, value] : c.metadata) metadata.text(key.c_str(), value);
-  if (c.tolerance) {
-    const Out tolerance = kase.group("tolerance");
-    tolerance.text("metric", c.tolerance->metric);
-    tolerance.real("bound", c.tolerance->bound);
-  }
+  if (c.tolerance) write_tolerance(kase, *c.tolerance);
   if (c.violation) {
     const Out contract = kase.group("contract");
     contract.text("rule", name_of(c.violation->rule));

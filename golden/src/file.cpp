@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "case_codec.hpp"
+#include "hdf5_file.hpp"
 #include "kda/golden/case_io.hpp"
 
 namespace kda::golden {
@@ -10,7 +11,7 @@ namespace kda::golden {
 using detail::In;
 using detail::ObjectId;
 using detail::Out;
-using detail::PlistId;
+using detail::root_of;
 
 static_assert(std::is_same_v<hid_t, std::int64_t>, "File keeps its hid_t as std::int64_t");
 
@@ -18,39 +19,8 @@ namespace {
 
 std::string file_label(const std::filesystem::path& path) { return "golden file '" + path.string() + "'"; }
 
-// The 1.10 object formats (readable by HDF5 >= 1.10): they checksum every chunk index, so a
-// corrupted file fails HDF5's own checks instead of misleading it. Invalid when HDF5 refuses.
-PlistId file_access() {
-  PlistId fapl(H5Pcreate(H5P_FILE_ACCESS));
-  if (fapl.valid() && H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110) < 0) fapl.reset();
-  return fapl;
-}
-
-// The root group as every other group (Out::group): no times, links and attributes in its header.
-PlistId file_creation() {
-  PlistId fcpl(H5Pcreate(H5P_FILE_CREATE));
-  if (fcpl.valid() && (H5Pset_obj_track_times(fcpl.get(), false) < 0 ||
-                       H5Pset_link_phase_change(fcpl.get(), detail::kMaxCompact, detail::kMaxCompact) < 0 ||
-                       H5Pset_attr_phase_change(fcpl.get(), detail::kMaxCompact, detail::kMaxCompact) < 0))
-    fcpl.reset();
-  return fcpl;
-}
-
-In root_of(hid_t file, const std::string& label) {
-  ObjectId root(H5Oopen(file, "/", H5P_DEFAULT));
-  if (!root.valid()) throw FormatError(label + ": cannot open the root group (HDF5: " + detail::hdf5_error() + ")");
-  return In(std::move(root), label);
-}
-
 void check_schema(const In& root) {
-  if (!root.has_attribute("schema")) root.fail("is not a kda-oracle golden file: root attribute 'schema' is missing");
-  const std::string schema = root.text("schema");
-  if (schema != kSchemaName)
-    root.fail("has schema '" + schema + "', this reader reads '" + std::string(kSchemaName) + "'");
-  const std::int64_t version = root.int64("schema_version");
-  if (version != kSchemaVersion)
-    root.fail("has schema version " + std::to_string(version) + (version > kSchemaVersion ? ", newer than" : ", not") +
-              " this reader's version " + std::to_string(kSchemaVersion));
+  detail::check_schema(root, kSchemaName, kSchemaVersion, "golden file");
   const std::string precision = root.text("reference_precision");
   if (precision != "fp64") root.fail("has reference precision '" + precision + "', expected 'fp64'");
   root.text("generator");
@@ -87,13 +57,8 @@ File File::create(const std::filesystem::path& path, const Metadata& metadata) {
   for (const auto& [key, value] : metadata)
     if (key.empty()) throw std::invalid_argument("metadata keys must be non-empty");
   const std::string label = file_label(path);
-  const PlistId fcpl = file_creation(), fapl = file_access();
-  if (!fcpl.valid() || !fapl.valid())
-    throw std::runtime_error(label + ": cannot set up file properties (HDF5: " + detail::hdf5_error() + ")");
-  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
-  if (id < 0) throw std::runtime_error(label + ": cannot be created (HDF5: " + detail::hdf5_error() + ")");
-  File file(id, path, true, metadata);
-  const Out root(ObjectId(H5Oopen(id, "/", H5P_DEFAULT)), label, "/");
+  File file(detail::create_file(path, label), path, true, metadata);
+  const Out root(ObjectId(H5Oopen(file.id_, "/", H5P_DEFAULT)), label, "/");
   root.text("schema", kSchemaName);
   root.int64("schema_version", kSchemaVersion);
   root.text("generator", kGenerator);
@@ -107,8 +72,7 @@ File File::create(const std::filesystem::path& path, const Metadata& metadata) {
 File File::open(const std::filesystem::path& path) {
   detail::silence_hdf5();
   const std::string label = file_label(path);
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw FormatError(label + ": cannot be opened as an HDF5 file (HDF5: " + detail::hdf5_error() + ")");
+  const hid_t id = detail::open_file(path, label);
   File file(id, path, false, {});
   const In root = root_of(id, label);
   check_schema(root);

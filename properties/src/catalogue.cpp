@@ -27,6 +27,33 @@ const std::vector<Property>& catalogue() {
        "Changing any input at token t of a sequence changes no output before t, and nothing in other sequences, "
        "bit for bit: a tolerance would hide the small non-causal errors seen in real kernels (FLA issue 1240).",
        check_causality},
+      {"packing",
+       "A call with N >= 2 sequences (varlen, or one per batch row) equals one call per sequence with the same inputs "
+       "and initial state: o, final states (dense or pooled), chunk and token states, within the unit roundoff of each "
+       "tensor's dtype. Sequences must not leak into each other through the packing.",
+       check_packing},
+      {"split",
+       "One sequence as two prefill calls, the first call's final state the second's initial state, equals one call; "
+       "where the kernel decodes, so does a prefill followed by decode steps (one token each) against one longer "
+       "prefill. Bound: alpha x the precision model's disagreement on the same split (chunks move, decode takes the "
+       "recurrent path) + the unit roundoffs of the tensor's and the carried state's dtypes.",
+       check_split},
+      {"layout",
+       "The same case with [V,K] and with [K,V] states (initial states transposed, pool geometry kept) gives the same "
+       "o and transposed final, chunk and token states, within the unit roundoff of each tensor's dtype. Only where "
+       "the kernel takes both layouts.",
+       check_layout},
+      {"gva-expansion",
+       "HV value heads reading H < HV q/k heads (value head hv reads q/k head hv / (HV/H)) equal the same problem "
+       "with HV q/k heads, each q/k head repeated HV/H times, within the unit roundoff of each tensor's dtype.",
+       check_gva_expansion},
+      {"serving-loop",
+       "A stateful run over a state pool (rapidcheck state commands): sequences are admitted into free slots, "
+       "prefilled, decoded in batches with -1 padding rows mixed in, freed and their slots reused. After every call "
+       "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
+       "under the tolerance policy, and every pool byte the call does not name stays bit-identical. Only where the "
+       "kernel takes pools.",
+       check_serving_loop},
   };
   return all;
 }

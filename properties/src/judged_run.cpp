@@ -21,6 +21,7 @@ void JudgedRun::require_ran() const {
 }
 
 JudgedRun run_judged(CheckContext& context, const Problem& input) {
+  context.note_case(input);
   JudgedRun run{deep_copy(input), {}, {}, {}, {}, {}, {}};
   run.oracle = run_reference<double>(input, Algorithm::recurrent, 1);
   const Snapshot before(run.problem);

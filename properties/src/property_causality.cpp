@@ -51,6 +51,7 @@ void check_causality(CheckContext& context) {
   RC_PRE(!candidates.empty());
   const std::int64_t n = *rc::gen::elementOf(candidates);
   const std::int64_t t = *rc::gen::inRange<std::int64_t>(1, base.length(n));
+  context.note_case(base);
   Problem changed = deep_copy(base);
   perturb_token(changed, base.row(n), base.first(n) + t);
 

@@ -48,6 +48,7 @@ void check_untouched(CheckContext& context) {
 void check_rejects_invalid(CheckContext& context) {
   const InvalidCase invalid = *gen_invalid_case(context.kernel, context.limits);
   Problem problem = invalid.build();
+  context.note_case(problem);
   const Snapshot before(problem);
   const RunOutcome outcome = context.kernel.run(problem);
   const std::string rule(name_of(invalid.rule));

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -43,6 +44,21 @@ std::string counterexample(const rc::detail::FailureResult& f) {
   s << f.description;
   for (const auto& [type, value] : f.counterExample) s << "\n  case: " << value;
   return s.str();
+}
+
+// Replays the shrunk case once with a hook on the context that keeps its problem.
+void capture_failing_case(CheckContext& context, const Property& property, const rc::detail::TestParams& params,
+                          const std::unordered_map<std::string, rc::detail::Reproduce>& reproduce,
+                          const RunOptions& options) {
+  std::optional<Problem> captured;
+  CheckContext replaying = context;
+  replaying.on_case = [&](const Problem& p) { captured = deep_copy(p); };
+  rc::detail::TestMetadata metadata;
+  metadata.id = property.name;
+  ProgressListener quiet(nullptr, property.name, 1);
+  rc::detail::checkProperty(rc::detail::toProperty([&] { property.body(replaying); }), metadata, params, quiet,
+                            reproduce);
+  if (captured) options.on_failing_case(property.name, *captured);
 }
 
 }  // namespace
@@ -100,6 +116,7 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
       rc::detail::Configuration config;
       config.reproduce[property->name] = fail->reproduce;
       report.replay = rc::detail::configToMinimalString(config);
+      if (options.on_failing_case) capture_failing_case(context, *property, params, config.reproduce, options);
     } else {
       std::ostringstream why;
       if (result.is<rc::detail::GaveUpResult>()) {

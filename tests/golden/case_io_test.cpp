@@ -55,6 +55,13 @@ std::vector<char> bytes_of(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+Tolerance plain_tolerance(double bound) {
+  Tolerance t;
+  t.metric = "rel_rms";
+  t.bound = bound;
+  return t;
+}
+
 void write_bytes(const fs::path& p, const std::vector<char>& bytes) {
   std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
@@ -348,7 +355,11 @@ TEST_F(CaseIo, ExpectedOutputsRoundTripBitExact) {
   Case c;
   c.problem = random_problem(s);
   c.expected = run_reference<double>(c.problem, Algorithm::recurrent);
-  c.tolerance = Tolerance{"rel_rms", 5e-3};
+  c.tolerance = plain_tolerance(7e-3);
+  c.tolerance->alpha = 2.0;
+  c.tolerance->model = "ref-fp32";
+  c.tolerance->outputs = {{"o", 1e-3, 0x1p-8, 7e-3}, {"final_state", 1e-7, 0x1p-24, 3e-7},
+                          {"token_states", 2e-7, 0x1p-24, 5e-7}};
   ASSERT_FALSE(c.expected->chunk_states.empty());
   ASSERT_EQ(c.expected->written, (std::vector<char>{1, 0, 1}));
   const Case back = round_trip(path("expected.h5"), c);
@@ -363,6 +374,29 @@ TEST_F(CaseIo, ExpectedOutputsRoundTripBitExact) {
   EXPECT_TRUE(same(e.token_states, r.token_states));
   EXPECT_EQ(e.written, r.written);
   EXPECT_EQ(back.tolerance, c.tolerance);
+  EXPECT_EQ(back.tolerance->bound_for("final_state"), 3e-7);
+  EXPECT_EQ(back.tolerance->bound_for("chunk_states"), 7e-3) << "no entry: the group's bound";
+}
+
+TEST_F(CaseIo, ToleranceOutputsMustBeOutputTensorsInOrder) {
+  Case c;
+  c.problem = random_problem(ProblemSpec{});
+  c.tolerance = plain_tolerance(1e-3);
+  File file = File::create(path("tolerance.h5"));
+  c.tolerance->outputs = {{"q", 0, 0, 1}};
+  EXPECT_THROW(file.write_case("not_an_output", c), std::invalid_argument);
+  c.tolerance->outputs = {{"final_state", 0, 0, 1}, {"o", 0, 0, 1}};
+  EXPECT_THROW(file.write_case("out_of_order", c), std::invalid_argument);
+  c.tolerance->outputs = {{"o", 0, 0, 1}};
+  file.write_case("c", c);
+  file.close();
+  edit(path("tolerance.h5"), [](hid_t f) {
+    const hid_t g = H5Gcreate2(f, "/cases/c/tolerance/q", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(g, 0);
+    H5Gclose(g);
+  });
+  expect_format_error([&] { File::open(path("tolerance.h5")).read_case("c"); },
+                      {"case 'c', group 'tolerance'", "holds 'q', which is not an output tensor"});
 }
 
 TEST_F(CaseIo, ExpectedOutputsMustMatchTheProblem) {
@@ -453,7 +487,7 @@ TEST_F(CaseIo, IdenticalWritesGiveByteIdenticalFiles) {
       Case c;
       c.problem = random_problem(spec);
       c.metadata = {{"seed", "11"}};
-      c.tolerance = Tolerance{"rel_rms", 5e-3};
+      c.tolerance = plain_tolerance(5e-3);
       c.expected = run_reference<double>(c.problem, Algorithm::recurrent);
       file.write_case(name, c);
     }

@@ -2,6 +2,8 @@
 // that names its bug, with a shrunk counterexample and a replay string that reproduces it.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "broken_kernels.hpp"
 #include "kda/properties/runner.hpp"
 
@@ -14,14 +16,17 @@ struct Expectation {
   const char* property;
 };
 
-props::PropertyReport run_one(Kernel& kernel, const std::string& property, std::uint64_t seed, const std::string& replay = {}) {
+props::PropertyReport run_one(Kernel& kernel, const std::string& property, std::uint64_t seed, const std::string& replay = {},
+                              std::optional<Problem>* failing_case = nullptr, int cases = 300) {
   auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
   props::CheckContext context{kernel, *model};
   props::RunOptions options;
   options.properties = {property};
-  options.cases = 300;
+  options.cases = cases;
   options.seed = seed;
   options.replay = replay;
+  if (failing_case)
+    options.on_failing_case = [failing_case](const std::string&, const Problem& p) { *failing_case = deep_copy(p); };
   auto reports = props::run_properties(context, options);
   EXPECT_EQ(reports.size(), 1u);
   return reports.empty() ? props::PropertyReport{} : reports.front();
@@ -32,7 +37,8 @@ class BrokenKernelIsCaught : public testing::TestWithParam<Expectation> {};
 TEST_P(BrokenKernelIsCaught, ByItsPropertyWithAShrunkReplayableCase) {
   const Expectation& e = GetParam();
   const auto kernel = e.make();
-  const props::PropertyReport report = run_one(*kernel, e.property, 2026);
+  std::optional<Problem> failing_case;
+  const props::PropertyReport report = run_one(*kernel, e.property, 2026, {}, &failing_case);
   ASSERT_EQ(report.failed, 1) << kernel->name() << " was not caught by " << e.property;
   EXPECT_FALSE(report.failure.empty());
   EXPECT_NE(report.failure.find("case: "), std::string::npos) << "no counterexample printed:\n" << report.failure;
@@ -41,6 +47,10 @@ TEST_P(BrokenKernelIsCaught, ByItsPropertyWithAShrunkReplayableCase) {
   const props::PropertyReport replayed = run_one(*kernel, e.property, 2026, report.replay);
   EXPECT_EQ(replayed.failed, 1);
   EXPECT_EQ(replayed.failure, report.failure);
+  // The captured shrunk case is the one in the failure message.
+  ASSERT_TRUE(failing_case.has_value());
+  EXPECT_NE(report.failure.find(failing_case->describe()), std::string::npos)
+      << "captured: " << failing_case->describe() << "\nreported:\n" << report.failure;
   std::cout << "[" << e.bug << "] caught by " << e.property << ":\n" << report.failure.substr(0, 1500) << "\n";
 }
 
@@ -58,7 +68,7 @@ TEST(OracleSelfTest, TheUnbrokenDoubleIsClean) {
   BrokenKernel clean;
   clean.name_ = "unbroken";
   for (const char* property : {"matches-reference", "untouched", "padding-rows"})
-    EXPECT_EQ(run_one(clean, property, 2026).failed, 0) << property;
+    EXPECT_EQ(run_one(clean, property, 2026, {}, nullptr, 100).failed, 0) << property;
 }
 
 }  // namespace

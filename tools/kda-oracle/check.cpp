@@ -1,8 +1,14 @@
 // `kda-oracle check`: runs the property catalogue against a kernel and prints a table.
+#include <cctype>
+#include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
+#include "kda/golden/case_io.hpp"
 #include "kda/properties/runner.hpp"
+#include "kda/properties/sharding.hpp"
+#include "kda/reference.hpp"
 #include "kernel_registry.hpp"
 
 namespace kda::cli {
@@ -14,7 +20,27 @@ struct CheckArgs {
   props::RunOptions run;
   bool coverage = false;
   bool list = false;
+  std::string save_failures = "kda-failures";
+  std::string shard;   // "i/n"; empty: GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX, else unsharded
+  double timeout = 60;  // seconds per exec adapter request
 };
+
+// Saves a shrunk failing case as a golden-schema HDF5 case (with the fp64 expected outputs), so it
+// can be inspected, sent to another kernel or attached to a bug report.
+void save_case(const CheckArgs& args, const std::string& property, const Problem& problem, std::uint64_t seed) {
+  std::filesystem::create_directories(args.save_failures);
+  std::string stem = args.kernel + "-" + property;  // plugin:/path/x.so names a path: flattened
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  const auto path = std::filesystem::path(args.save_failures) / (stem + ".h5");
+  golden::Case c{deep_copy(problem), {{"property", property}, {"kernel", args.kernel}, {"seed", std::to_string(seed)}},
+                 {}, {}, {}};
+  if (validate(problem, profile_strict()).empty()) c.expected = run_reference<double>(problem, Algorithm::recurrent);
+  auto file = golden::File::create(path, {{"purpose", "a failing case saved by kda-oracle check"}});
+  file.write_case(property, c);
+  file.close();
+  std::cout << "saved the failing case of " << property << " to " << path.string() << '\n';
+}
 }  // namespace
 
 Command add_check(CLI::App& app) {
@@ -27,6 +53,12 @@ Command add_check(CLI::App& app) {
   sub->add_option("--max-size", args->run.max_size, "rapidcheck size ceiling, 0..100")->capture_default_str();
   sub->add_option("--replay", args->run.replay, "replay one shrunk failure: the string a failure printed");
   sub->add_flag("--coverage", args->coverage, "print the distribution of case categories");
+  sub->add_option("--save-failures", args->save_failures, "folder for failing cases as HDF5 files ('' to skip)")
+      ->capture_default_str();
+  sub->add_option("--shard", args->shard,
+                  "run shard i of n (i/n, from 0): every property's cases from the shard's own seed; default: "
+                  "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS when set");
+  sub->add_option("--timeout", args->timeout, "seconds an exec: adapter may take per case")->capture_default_str();
   sub->add_flag("--list", args->list, "list the properties and kernels, then exit");
   return {sub, [args] {
             if (args->list) {
@@ -36,12 +68,24 @@ Command add_check(CLI::App& app) {
               std::cout << '\n';
               return 0;
             }
-            KernelUnderTest kut = make_kernel(args->kernel);
+            const std::uint64_t seed = args->run.seed;
+            const auto shard = args->shard.empty() ? props::shard_from_environment() : props::parse_shard(args->shard);
+            if (shard) args->run.seed = props::shard_seed(seed, *shard);
+            KernelUnderTest kut = make_kernel(
+                args->kernel, {std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout * 1000))});
             props::CheckContext context{*kut.kernel, *kut.model};
             args->run.properties = args->properties;
             args->run.progress = &std::cerr;
-            std::cout << "kda-oracle check --kernel " << args->kernel << " --seed " << args->run.seed << " --cases "
-                      << args->run.cases << " (precision model " << kut.model->name() << ")\n";
+            if (!args->save_failures.empty())
+              args->run.on_failing_case = [args](const std::string& property, const Problem& problem) {
+                save_case(*args, property, problem, props::property_seed(args->run.seed, property));
+              };
+            std::cout << "kda-oracle check --kernel " << args->kernel << " --seed " << seed << " --cases "
+                      << args->run.cases;
+            if (shard)
+              std::cout << " --shard " << shard->index << '/' << shard->count << " (shard seed " << args->run.seed
+                        << ')';
+            std::cout << " (precision model " << kut.model->name() << ")\n";
             const auto reports = props::run_properties(context, args->run);
             props::print_reports(std::cout, reports);
             if (args->coverage) props::print_coverage(std::cout, reports);

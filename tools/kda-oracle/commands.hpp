@@ -12,5 +12,6 @@ struct Command {
 
 Command add_smoke(CLI::App& app);
 Command add_check(CLI::App& app);
+Command add_golden(CLI::App& app);
 
 }  // namespace kda::cli

@@ -1,8 +1,15 @@
 #include "kernel_registry.hpp"
 
+#include <iostream>
 #include <stdexcept>
 
+#include "kda/adapters/exec_kernel.hpp"
+#include "kda/adapters/plugin_kernel.hpp"
+#include "kda/kernels/recurrent_decode_sim.hpp"
 #include "kda/reference_kernel.hpp"
+#if KDA_HAVE_CUDA
+#include "kda/kernels/cuda_recurrent_kernel.hpp"
+#endif
 
 namespace kda::cli {
 
@@ -24,10 +31,30 @@ constexpr Entry kReferences[] = {
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const auto& e : kReferences) names.emplace_back(e.name);
+  names.emplace_back("sim-recurrent");
+#if KDA_HAVE_CUDA
+  names.emplace_back("cuda-recurrent");
+#endif
+  names.emplace_back("plugin:PATH");
+  names.emplace_back("exec:COMMAND");
   return names;
 }
 
-KernelUnderTest make_kernel(const std::string& name) {
+KernelUnderTest make_kernel(const std::string& name, const KernelOptions& options) {
+  // A kernel we did not write computes in fp32 at best: its tolerance comes from the fp32 recurrence.
+  auto fp32_model = [] { return make_reference_kernel(Precision::fp32, Algorithm::recurrent); };
+  if (name.starts_with("plugin:")) return {adapters::load_plugin(name.substr(7)), fp32_model()};
+  if (name.starts_with("exec:")) {
+    adapters::ExecOptions exec;
+    exec.timeout = options.timeout;
+    exec.log = &std::cerr;
+    return {adapters::start_exec_adapter(name.substr(5), exec), fp32_model()};
+  }
+  // Our CUDA kernel and its CPU simulation are fp32 kernels too (docs/cuda-decode.md).
+  if (name == "sim-recurrent") return {kernels::make_sim_recurrent_kernel(), fp32_model()};
+#if KDA_HAVE_CUDA
+  if (name == "cuda-recurrent") return {kernels::make_cuda_recurrent_kernel(), fp32_model()};
+#endif
   for (const auto& e : kReferences)
     if (name == e.name)
       return {make_reference_kernel(e.precision, e.algorithm), make_reference_kernel(e.precision, e.algorithm)};

@@ -1,5 +1,6 @@
 #pragma once
 // Kernels the command line can name, each with the precision-matched model its tolerance uses.
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,9 +14,16 @@ struct KernelUnderTest {
   std::unique_ptr<Kernel> model;
 };
 
-// Known names: ref-fp64, ref-fp32, ref-fp64-chunked, ref-fp32-chunked. Throws std::invalid_argument
-// listing them for an unknown name.
-KernelUnderTest make_kernel(const std::string& name);
+struct KernelOptions {
+  std::chrono::milliseconds timeout{60'000};  // exec: per request
+};
+
+// Known names: ref-fp64, ref-fp32, ref-fp64-chunked, ref-fp32-chunked; sim-recurrent (the CPU
+// simulation of our CUDA kernel) and, in CUDA builds, cuda-recurrent; and third-party kernels
+// (adapters/README.md): plugin:PATH (a shared library behind kda_plugin.h) and exec:COMMAND (a program
+// speaking the exec line protocol). All but the references are judged against the fp32 recurrent
+// reference. Throws std::invalid_argument listing them for an unknown name.
+KernelUnderTest make_kernel(const std::string& name, const KernelOptions& options = {});
 std::vector<std::string> kernel_names();
 
 }  // namespace kda::cli

@@ -8,8 +8,13 @@
 int main(int argc, char** argv) {
   CLI::App app{"kda-oracle: a test oracle for KDA (Kimi Delta Attention) kernels"};
   app.require_subcommand(1);
-  const std::vector<kda::cli::Command> commands{kda::cli::add_smoke(app), kda::cli::add_check(app)};
-  CLI11_PARSE(app, argc, argv);
+  const std::vector<kda::cli::Command> commands{kda::cli::add_smoke(app), kda::cli::add_check(app),
+                                                kda::cli::add_golden(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is a ParseError too; every other one is a usage error
+  }
   try {
     for (const auto& command : commands)
       if (command.app->parsed()) return command.run();

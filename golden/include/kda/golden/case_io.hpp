@@ -34,9 +34,23 @@ struct FormatError : std::runtime_error {
 
 using Metadata = std::map<std::string, std::string>;  // free-form: seed, profile, property, ...
 
+// The bound of one output tensor, set by a model: alpha x the model's error + the unit roundoff.
+struct OutputBound {
+  std::string tensor;        // "o", "final_state", "chunk_states" or "token_states"
+  double model_error = 0;    // the model's value of the metric on this output
+  double unit_roundoff = 0;  // of the tensor's dtype: the floor of the bound
+  double bound = 0;          // alpha * model_error + unit_roundoff
+  bool operator==(const OutputBound&) const = default;
+};
+
 struct Tolerance {
   std::string metric;  // e.g. "rel_rms": RMS(ref - out) / RMS(ref)
-  double bound = 0;
+  double bound = 0;    // o's bound, and that of every output without an entry in `outputs`
+  // How model-based bounds were set (golden files); absent / empty otherwise.
+  std::optional<double> alpha;
+  std::string model;                 // the model kernel, e.g. "ref-fp32"
+  std::vector<OutputBound> outputs;  // in the order o, final_state, chunk_states, token_states
+  double bound_for(std::string_view tensor) const;
   bool operator==(const Tolerance&) const = default;
 };
 
@@ -60,7 +74,8 @@ struct Case {
 // kda::validate, which never reads outside a buffer, and to nothing else.
 enum class ViewCheck : std::uint8_t {
   inside_buffers,   // every element of every view lies inside its buffer (the default)
-  well_formed_only  // views may leave their buffers; their index arithmetic still fits 64 bits
+  well_formed_only,  // views may leave their buffers; their index arithmetic still fits 64 bits
+  inside_buffers_unless_contract  // well_formed_only for contract cases, inside_buffers for the others
 };
 
 class File {

@@ -19,6 +19,13 @@ struct CheckContext {
   Kernel& model;   // its precision-matched model: sets the tolerance (TolerancePolicy)
   GenLimits limits{};
   TolerancePolicy policy{};
+  // Called with each case's problem before the kernel runs (the runner uses it to keep the shrunk
+  // failing case); empty: nothing is kept.
+  std::function<void(const Problem&)> on_case{};
+
+  void note_case(const Problem& problem) const {
+    if (on_case) on_case(problem);
+  }
 };
 
 struct Property {

@@ -9,6 +9,11 @@ void check_untouched(CheckContext& context);
 void check_rejects_invalid(CheckContext& context);
 void check_padding_rows(CheckContext& context);
 void check_causality(CheckContext& context);
+void check_packing(CheckContext& context);
+void check_split(CheckContext& context);
+void check_layout(CheckContext& context);
+void check_gva_expansion(CheckContext& context);
+void check_serving_loop(CheckContext& context);
 
 // Draws a valid case for the context's kernel and tags it with its coverage categories.
 CaseSpec draw_valid_case(CheckContext& context);

@@ -3,6 +3,7 @@
 // from the run's seed, a progress line, a report per property (cases, passed, failed, seconds,
 // coverage) and, on a failure, the shrunk case with the string that replays exactly that case.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -20,6 +21,9 @@ struct RunOptions {
   std::string replay;                   // "reproduce=..." printed by a failure: replays that case
   bool check_coverage = true;           // fail a property whose run missed an expected category
   std::ostream* progress = nullptr;     // one updating line per property; nullptr: quiet
+  // Receives each failing property's shrunk case (replayed once to capture it), e.g. to save it
+  // as an HDF5 case; empty: not replayed.
+  std::function<void(const std::string& property, const Problem& problem)> on_failing_case{};
 };
 
 struct PropertyReport {

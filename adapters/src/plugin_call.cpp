@@ -1,0 +1,69 @@
+#include "plugin_call.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace kda::adapters {
+
+namespace {
+
+// kda_dtype codes are kda::DType's values: a tensor's dtype is passed through as is.
+static_assert(KDA_BF16 == static_cast<int>(DType::bf16) && KDA_F16 == static_cast<int>(DType::f16) &&
+              KDA_F32 == static_cast<int>(DType::f32) && KDA_F64 == static_cast<int>(DType::f64) &&
+              KDA_I32 == static_cast<int>(DType::i32) && KDA_I64 == static_cast<int>(DType::i64));
+
+kda_tensor describe(Tensor& t) {
+  kda_tensor out{};
+  const View& v = t.view;
+  if (v.rank() > KDA_MAX_RANK)
+    throw std::invalid_argument("tensor '" + t.name() + "' has rank " + std::to_string(v.rank()) +
+                                ", more than the C ABI's KDA_MAX_RANK " + std::to_string(KDA_MAX_RANK));
+  out.present = 1;
+  out.dtype = static_cast<int>(v.dtype);
+  out.rank = v.rank();
+  out.data = t.buffer->data() + v.byte_offset();
+  for (int d = 0; d < v.rank(); ++d) {
+    out.shape[d] = v.size(d);
+    out.strides[d] = v.stride(d);
+  }
+  return out;
+}
+
+kda_tensor describe(std::optional<Tensor>& t) { return t ? describe(*t) : kda_tensor{}; }
+
+}  // namespace
+
+kda_call make_call(Problem& p) {
+  kda_call c{};
+  c.abi_version = KDA_PLUGIN_ABI_VERSION;
+  c.mode = p.mode == Mode::prefill ? KDA_MODE_PREFILL : KDA_MODE_DECODE;
+  c.B = p.B, c.T = p.T, c.N = p.N, c.H = p.H, c.HV = p.HV, c.K = p.K, c.V = p.V;
+
+  const Options& op = p.options;
+  c.l2norm_qk = op.l2norm_qk;
+  c.has_scale = op.scale.has_value();
+  c.scale = op.scale.value_or(0.0);
+  c.beta_from_logits = op.beta_from_logits;
+  c.allow_neg_eigval = op.allow_neg_eigval;
+  c.gate_in_kernel = op.gate_in_kernel;
+  c.has_lower_bound = op.lower_bound.has_value();
+  c.lower_bound = op.lower_bound.value_or(0.0);
+  c.safe_gate = op.safe_gate;
+  c.chunk_size = op.chunk_size;
+  c.state_layout = op.state_layout == StateLayout::vk ? KDA_LAYOUT_VK : KDA_LAYOUT_KV;
+
+  c.cu_seqlens = describe(p.cu_seqlens);
+  c.q = describe(p.q), c.k = describe(p.k), c.v = describe(p.v), c.g = describe(p.g), c.beta = describe(p.beta);
+  c.A_log = describe(p.A_log), c.dt_bias = describe(p.dt_bias);
+  c.initial_state = describe(p.initial_state);
+  c.state_pool = describe(p.state_pool), c.state_indices = describe(p.state_indices);
+  c.o = describe(p.o), c.final_state = describe(p.final_state);
+  c.chunk_states = describe(p.chunk_states), c.token_states = describe(p.token_states);
+
+  c.memory = KDA_MEMORY_HOST;
+  c.device = 0;
+  c.stream = nullptr;
+  return c;
+}
+
+}  // namespace kda::adapters

@@ -1,0 +1,79 @@
+#include "plugin_descriptor.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include "kda/adapters/plugin_kernel.hpp"
+
+namespace kda::adapters {
+
+namespace {
+
+// The enum values whose bit is set in mask, given every value of the enum in order.
+template <class Enum, std::size_t N>
+std::vector<Enum> from_bits(std::uint32_t mask, const Enum (&values)[N], const char* field, const std::string& where) {
+  std::vector<Enum> out;
+  for (std::size_t i = 0; i < N; ++i)
+    if (mask & (1u << i)) out.push_back(values[i]);
+  if (mask >> N) throw PluginError(where + ": descriptor field '" + field + "' has bits set beyond its enum");
+  return out;
+}
+
+template <class T>
+std::vector<T> from_array(const T* values, std::size_t count, const char* field, const std::string& where) {
+  if (count > 0 && !values) throw PluginError(where + ": descriptor field '" + field + "' is NULL with a count");
+  return std::vector<T>(values, values + count);
+}
+
+constexpr DType kDTypes[] = {DType::bf16, DType::f16, DType::f32, DType::f64, DType::i32, DType::i64};
+constexpr Mode kModes[] = {Mode::prefill, Mode::decode};
+constexpr StateLayout kLayouts[] = {StateLayout::vk, StateLayout::kv};
+constexpr StateSource kSources[] = {StateSource::none, StateSource::dense, StateSource::pool};
+constexpr std::uint32_t kAllFlags = 0xFFu;
+
+}  // namespace
+
+Declaration read_descriptor(const kda_plugin& d, const std::string& library) {
+  const std::string where = "plugin " + library;
+  if (d.abi_version != KDA_PLUGIN_ABI_VERSION)
+    throw PluginError(where + " was built against kda_plugin.h ABI version " + std::to_string(d.abi_version) +
+                      "; this kda-oracle speaks version " + std::to_string(KDA_PLUGIN_ABI_VERSION) +
+                      " (rebuild the plugin against adapters/include/kda/adapters/kda_plugin.h)");
+  if (!d.name || !*d.name) throw PluginError(where + ": the descriptor has no name");
+  if (!d.run) throw PluginError(where + ": the descriptor has no run function");
+  if (!d.profile) throw PluginError(where + ": the descriptor names no profile");
+  if (d.memory != KDA_MEMORY_HOST)
+    throw PluginError(where + " takes device memory (memory = " + std::to_string(d.memory) +
+                      "); this kda-oracle passes host memory only");
+  if (d.flags & ~kAllFlags) throw PluginError(where + ": descriptor field 'flags' has unknown bits set");
+
+  Declaration out;
+  out.name = d.name;
+  try {
+    out.profile = &profile_named(d.profile);
+  } catch (const std::invalid_argument& e) {
+    throw PluginError(where + ": " + e.what());
+  }
+  Capabilities& c = out.capabilities;
+  c.modes = from_bits(d.modes, kModes, "modes", where);
+  c.input_dtypes = from_bits(d.input_dtypes, kDTypes, "input_dtypes", where);
+  c.output_dtypes = from_bits(d.output_dtypes, kDTypes, "output_dtypes", where);
+  c.state_dtypes = from_bits(d.state_dtypes, kDTypes, "state_dtypes", where);
+  c.layouts = from_bits(d.layouts, kLayouts, "layouts", where);
+  c.state_sources = from_bits(d.state_sources, kSources, "state_sources", where);
+  c.key_head_dims = from_array(d.key_head_dims, d.key_head_dim_count, "key_head_dims", where);
+  c.value_head_dims = from_array(d.value_head_dims, d.value_head_dim_count, "value_head_dims", where);
+  c.max_head_dim = d.max_head_dim;
+  if (d.chunk_size_count > 0) c.chunk_sizes = from_array(d.chunk_sizes, d.chunk_size_count, "chunk_sizes", where);
+  c.varlen = d.flags & KDA_CAP_VARLEN;
+  c.gate_in_kernel = d.flags & KDA_CAP_GATE_IN_KERNEL;
+  c.l2norm_in_kernel = d.flags & KDA_CAP_L2NORM_IN_KERNEL;
+  c.beta_from_logits = d.flags & KDA_CAP_BETA_FROM_LOGITS;
+  c.chunk_states = d.flags & KDA_CAP_CHUNK_STATES;
+  c.token_states = d.flags & KDA_CAP_TOKEN_STATES;
+  c.strided_inputs = d.flags & KDA_CAP_STRIDED_INPUTS;
+  out.checks_contract = d.flags & KDA_CAP_CHECKS_CONTRACT;
+  return out;
+}
+
+}  // namespace kda::adapters

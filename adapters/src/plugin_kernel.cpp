@@ -1,0 +1,80 @@
+// load_plugin: dlopen, the descriptor, and run() through the C ABI.
+#include "kda/adapters/plugin_kernel.hpp"
+
+#include <dlfcn.h>
+
+#include <array>
+
+#include "contract_gate.hpp"
+#include "plugin_call.hpp"
+#include "plugin_descriptor.hpp"
+#include "rule_names.hpp"
+
+namespace kda::adapters {
+
+namespace {
+
+struct LibraryHandle {
+  explicit LibraryHandle(void* h) : handle(h) {}
+  LibraryHandle(const LibraryHandle&) = delete;
+  LibraryHandle& operator=(const LibraryHandle&) = delete;
+  ~LibraryHandle() { dlclose(handle); }
+  void* handle;
+};
+
+class PluginKernel final : public DeclaredKernel {
+ public:
+  PluginKernel(std::unique_ptr<LibraryHandle> library, const kda_plugin& descriptor, Declaration declaration)
+      : DeclaredKernel(std::move(declaration)), library_(std::move(library)), run_(descriptor.run) {}
+
+  RunOutcome run(Problem& problem) override {
+    if (auto rejected = reject_before_call(problem, profile(), declaration().checks_contract)) return *rejected;
+    kda_call call;
+    try {
+      call = make_call(problem);
+    } catch (const std::invalid_argument& e) {
+      return RunOutcome::failed(std::string("cannot pass the call to the plugin: ") + e.what());
+    }
+    std::array<char, 4096> message{};
+    const int status = run_(&call, message.data(), message.size());
+    message.back() = '\0';  // whatever the plugin did with the buffer
+    const std::string text = message.data();
+    switch (status) {
+      case KDA_STATUS_OK: return RunOutcome::ok();
+      case KDA_STATUS_REJECTED:
+        try {
+          return RunOutcome::rejected(parse_rejection(text));
+        } catch (const std::invalid_argument& e) {
+          return RunOutcome::failed("plugin " + name() + " rejected the call, but " + e.what());
+        }
+      case KDA_STATUS_FAILED: return RunOutcome::failed("plugin " + name() + " failed: " + text);
+      default:
+        return RunOutcome::failed("plugin " + name() + " returned the unknown status " + std::to_string(status) +
+                                  (text.empty() ? "" : " (message: " + text + ")"));
+    }
+  }
+
+ private:
+  std::unique_ptr<LibraryHandle> library_;  // keeps run_ loaded
+  kda_run_fn run_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> load_plugin(const std::filesystem::path& library) {
+  const std::string where = library.string();
+  // RTLD_LOCAL: two plugins may define the same symbols. RTLD_NOW: a missing symbol fails here, not mid-run.
+  void* opened = dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!opened) throw PluginError(std::string("cannot load plugin: ") + dlerror());
+  auto handle = std::make_unique<LibraryHandle>(opened);
+  auto* descriptor_fn = reinterpret_cast<kda_plugin_descriptor_fn>(dlsym(handle->handle, KDA_PLUGIN_DESCRIPTOR_SYMBOL));
+  if (!descriptor_fn)
+    throw PluginError("plugin " + where + " exports no " + KDA_PLUGIN_DESCRIPTOR_SYMBOL +
+                      "() (declare it with KDA_PLUGIN_EXPORT, extern \"C\" in C++)");
+  const kda_plugin* descriptor = descriptor_fn();
+  if (!descriptor) throw PluginError("plugin " + where + ": " + KDA_PLUGIN_DESCRIPTOR_SYMBOL + "() returned NULL");
+  Declaration declaration = read_descriptor(*descriptor, where);
+  return std::make_unique<PluginKernel>(std::move(handle), *descriptor, std::move(declaration));
+}
+
+}  // namespace kda::adapters

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""An exec adapter that misbehaves once, for kda-oracle's tests of the protocol's error handling.
+
+    misbehaving_adapter.py MODE
+
+On the first request of a kda-oracle run (remembered by a marker file next to the request, in
+kda-oracle's private directory, so a restarted adapter behaves) it does MODE; every other request is
+answered like numpy_adapter.py. Request modes:
+  crash         killed by SIGSEGV            exit          exits with status 3
+  hang          never answers                garbage       answers an unparseable line
+  no-results    answers ok, writes nothing   bad-results   returns half of o's buffer
+  unknown-rule  rejects with a made-up rule  reject        rejects with state_pool_alignment
+  error         answers an error             scribble      returns the whole pool zeroed (a write
+                                                           outside the region the call may write)
+Handshake modes, before any request: bad-handshake, old-protocol, silent (sends nothing), die (exits).
+"""
+import os
+import signal
+import sys
+import time
+
+import h5py
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import numpy_adapter  # noqa: E402
+
+
+def handshake(mode):
+    if mode == "bad-handshake":
+        numpy_adapter.reply("hello kda-oracle")
+    elif mode == "old-protocol":
+        numpy_adapter.reply(f"kda-adapter 0 {numpy_adapter.NAME} {numpy_adapter.PROFILE}")
+    elif mode == "silent":
+        time.sleep(3600)
+    elif mode == "die":
+        sys.exit(4)
+    else:
+        numpy_adapter.reply(f"kda-adapter 1 misbehaving-{mode} {numpy_adapter.PROFILE} "
+                            f"{numpy_adapter.CAPABILITIES}")
+
+
+def zero_the_pool(case):
+    numpy_adapter.run_case(case)
+    if case.has("state_pool"):
+        case.buffers[case.tensors["state_pool"][0]][...] = 0
+
+
+def misbehave(mode, request, results):
+    """Does MODE for one request; returns the answer line, or None when the mode answers nothing."""
+    if mode == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if mode == "exit":
+        sys.exit(3)
+    if mode == "hang":
+        time.sleep(3600)
+    if mode == "garbage":
+        return "banana split"
+    if mode == "no-results":
+        return "ok"
+    if mode == "bad-results":
+        numpy_adapter.handle(request, results, compute=lambda case: None)
+        with h5py.File(results, "r+") as f:  # o comes back cut in half
+            o = f["cases/case/o"]
+            half, dtype = o[: o.shape[0] // 2], o.attrs["dtype"]
+            del f["cases/case/o"]
+            f["cases/case"].create_dataset("o", data=half).attrs["dtype"] = dtype
+        return "ok"
+    if mode == "unknown-rule":
+        return "rejected not_a_rule the kernel made this up"
+    if mode == "reject":
+        return "rejected state_pool_alignment slot stride 3 elements must be a multiple of 16"
+    if mode == "error":
+        return "error CUDA error: out of memory"
+    if mode == "scribble":
+        numpy_adapter.handle(request, results, compute=zero_the_pool)
+        return "ok"
+    raise ValueError(f"unknown mode {mode}")
+
+
+def main():
+    mode = sys.argv[1]
+    handshake(mode)
+    for line in sys.stdin:
+        words = line.split()
+        if words == ["quit"]:
+            return
+        request, results = words[1], words[2]
+        marker = os.path.join(os.path.dirname(request), "misbehaved")
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            numpy_adapter.reply(misbehave(mode, request, results))
+            continue
+        numpy_adapter.handle(request, results)
+        numpy_adapter.reply("ok")
+
+
+if __name__ == "__main__":
+    main()

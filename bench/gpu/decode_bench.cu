@@ -1,0 +1,299 @@
+// decode_bench: state bytes read + written per second of the token-serial kernel in decode, at the
+// shape of kda-facts §6's anchor: H = HV = 32, K = V = 128, an fp32 [slots, HV, V, K] pool updated in
+// place through int32 indices, bf16 inputs, gate / l2norm / beta in the kernel, one token per sequence,
+// N = 64, 256, 1024. The device-to-device copy bandwidth is measured in the same run as the ceiling.
+//
+// Timing: CUDA events around each launch, median of --reps launches after warm-up. Each launch uses the
+// next of several pool copies (at least 1 GiB together, many times the 60 MB L2), so no launch finds
+// its states in the cache. Every launch configuration (row steps per warp x warps per block) is timed;
+// the default one is the headline. Accuracy: o and the pool against the fp64 reference on a random
+// problem of the same shape (N = 64), and the count of elements that differ from the CPU simulation.
+//
+// Usage: decode_bench [--json PATH] [--reps N]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kda/kernels/cuda_recurrent_kernel.hpp"
+#include "kda/kernels/recurrent_decode_sim.hpp"
+#include "kda/metrics.hpp"
+#include "kda/problem_factory.hpp"
+#include "kda/properties/comparison.hpp"
+#include "kda/reference.hpp"
+
+namespace {
+
+using namespace kda;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+constexpr std::int64_t kH = 32, kHV = 32, kK = 128, kV = 128;
+constexpr std::size_t kRotationBytes = std::size_t{1} << 30;  // pool copies per N cover at least this
+
+struct Timing {
+  int steps = 0, warps = 0;
+  double median_ms = 0, tb_per_s = 0;
+};
+
+struct Row {
+  std::int64_t N = 0;
+  double state_bytes = 0;
+  std::vector<Timing> configs;  // the default first
+};
+
+// The decode problem of the benchmark: one token for each of N sequences, slots in a shuffled order.
+ProblemSpec decode_spec(std::int64_t N) {
+  ProblemSpec s;
+  s.mode = Mode::decode;
+  s.lengths.assign(static_cast<std::size_t>(N), 1);
+  s.H = kH, s.HV = kHV, s.K = kK, s.V = kV;
+  s.input_dtype = s.output_dtype = DType::bf16;
+  s.state = StateSource::pool, s.state_dtype = DType::f32, s.pool_slots = N;
+  s.indices.resize(static_cast<std::size_t>(N));
+  std::iota(s.indices.begin(), s.indices.end(), 0);
+  std::shuffle(s.indices.begin(), s.indices.end(), std::mt19937_64(7));
+  s.options.l2norm_qk = s.options.gate_in_kernel = s.options.beta_from_logits = true;
+  s.with_A_log = s.with_dt_bias = true;
+  return s;
+}
+
+// Pool values uniform in [-0.17, 0.17] (standard deviation 0.1, as fill_random draws), from a hash.
+__global__ void fill_pool(float* pool, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    std::uint64_t x = (i + seed) * 0x9e3779b97f4a7c15ull;
+    x ^= x >> 31, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 29;
+    pool[i] = (static_cast<float>(x >> 40) * 0x1p-24f - 0.5f) * 0.34f;
+  }
+}
+
+// Device buffers for every buffer of a problem; the pool's buffer `rotations` times over.
+class DeviceProblem {
+ public:
+  DeviceProblem(const Problem& p, int rotations) {
+    std::vector<const Tensor*> tensors = p.inputs();
+    for (const Tensor* t : p.outputs()) tensors.push_back(t);
+    pool_ = p.state_pool->buffer.get();
+    for (const Tensor* t : tensors) {
+      const GuardedBuffer* b = t->buffer.get();
+      if (device_.contains(b)) continue;
+      const std::size_t bytes = b == pool_ ? b->size() * static_cast<std::size_t>(rotations) : b->size();
+      void* d = nullptr;
+      check(cudaMalloc(&d, bytes), "cudaMalloc");
+      device_[b] = static_cast<std::byte*>(d);
+      if (b == pool_)
+        fill_pool<<<1024, 256>>>(static_cast<float*>(d), bytes / sizeof(float), 1);
+      else
+        check(cudaMemcpy(d, b->data(), b->size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    check(cudaDeviceSynchronize(), "fill");
+  }
+  ~DeviceProblem() {
+    for (auto& [b, d] : device_) cudaFree(d);
+  }
+  // Addresses with the pool at its copy `rotation`.
+  kernels::PayloadAddress payload(int rotation) const {
+    return [this, rotation](GuardedBuffer& b) {
+      std::byte* d = device_.at(&b);
+      return &b == pool_ ? d + b.size() * static_cast<std::size_t>(rotation) : d;
+    };
+  }
+ private:
+  const GuardedBuffer* pool_ = nullptr;
+  std::map<const GuardedBuffer*, std::byte*> device_;
+};
+
+double median(std::vector<float> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+// Median milliseconds of `reps` calls of launch(i), each between its own pair of events.
+template <class Launch>
+double time_median_ms(int reps, Launch&& launch) {
+  for (int i = 0; i < 3; ++i) launch(i);  // warm-up
+  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(reps));
+  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < reps; ++i) {
+    check(cudaEventRecord(events[2 * i]), "cudaEventRecord");
+    launch(i);
+    check(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
+  }
+  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
+  std::vector<float> ms(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) check(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "elapsed");
+  for (auto& e : events) cudaEventDestroy(e);
+  return median(ms);
+}
+
+double copy_bandwidth_tb_per_s(int reps) {
+  constexpr std::size_t bytes = std::size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  check(cudaMalloc(&a, bytes), "cudaMalloc"), check(cudaMalloc(&b, bytes), "cudaMalloc");
+  check(cudaMemset(a, 1, bytes), "cudaMemset");
+  const double ms = time_median_ms(reps, [&](int) { check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice), "copy"); });
+  cudaFree(a), cudaFree(b);
+  return 2.0 * bytes / (ms * 1e-3) / 1e12;
+}
+
+Row time_decode(std::int64_t N, int reps) {
+  Problem p = make_problem(decode_spec(N));
+  // fill_random would also draw every pool element on the host (N x 2 MiB); the pool is filled on the
+  // device instead, so it is set aside while the inputs are drawn.
+  std::optional<Tensor> pool = std::move(p.state_pool);
+  p.state_pool.reset();
+  fill_random(p, 11);
+  p.state_pool = std::move(pool);
+  const std::size_t pool_bytes = p.state_pool->buffer->size();
+  const int rotations = static_cast<int>(std::max<std::size_t>(2, (kRotationBytes + pool_bytes - 1) / pool_bytes));
+  const DeviceProblem device(p, rotations);
+
+  // Validated once through the launcher; the timed launches reuse the checked parameters.
+  const RunOutcome first = kernels::launch_recurrent_decode(p, device.payload(0), nullptr);
+  if (first.status != RunOutcome::Status::ok) throw std::runtime_error("the benchmark problem: " + first.message);
+
+  Row row;
+  row.N = N;
+  row.state_bytes = 2.0 * static_cast<double>(N * kHV * kK * kV) * sizeof(float);
+  // The default launch (what LaunchConfig{} picks) first.
+  const int steps0 = kernels::default_steps(kernels::make_decode_params(p, device.payload(0)));
+  std::vector<std::pair<int, int>> configs{{steps0, kernels::LaunchConfig{}.warps_per_block}};
+  for (int steps : {4, 8, 16})
+    for (int warps : {2, 4, 8})
+      if (std::pair{steps, warps} != configs.front()) configs.emplace_back(steps, warps);
+  for (const auto& [steps, warps] : configs) {
+    std::vector<kernels::DecodeParams> params;
+    for (int r = 0; r < rotations; ++r) params.push_back(kernels::make_decode_params(p, device.payload(r), steps));
+    const double ms = time_median_ms(reps, [&](int i) {
+      check(kernels::launch_recurrent_decode(params[static_cast<std::size_t>(i % rotations)], nullptr, warps), "launch");
+    });
+    row.configs.push_back({steps, warps, ms, row.state_bytes / (ms * 1e-3) / 1e12});
+  }
+  return row;
+}
+
+struct Accuracy {
+  double o_rel_rms = 0, pool_rel_rms = 0;
+  std::int64_t elements = 0, differ_from_simulation = 0;
+};
+
+Accuracy accuracy(std::int64_t N) {
+  ProblemSpec spec = decode_spec(N);
+  spec.pool_slots = N + 2;
+  for (auto& i : spec.indices) ++i;  // slots 0 and N + 1 unused
+  const Problem input = [&] {
+    Problem p = make_problem(spec);
+    fill_random(p, 12);
+    return p;
+  }();
+  Problem on_gpu = deep_copy(input), on_cpu = deep_copy(input);
+  const RunOutcome ran = kernels::make_cuda_recurrent_kernel()->run(on_gpu);
+  if (ran.status != RunOutcome::Status::ok) throw std::runtime_error("accuracy run: " + ran.message);
+  kernels::make_sim_recurrent_kernel()->run(on_cpu);
+  const ReferenceOutputs oracle = run_reference<double>(input, Algorithm::recurrent);
+  const ReferenceOutputs gpu = props::read_outputs(on_gpu), sim = props::read_outputs(on_cpu);
+  Accuracy a;
+  a.o_rel_rms = rel_rms(gpu.o, oracle.o);
+  a.pool_rel_rms = rel_rms(gpu.final_state, oracle.final_state);
+  for (auto [x, y] : {std::pair{&gpu.o, &sim.o}, {&gpu.final_state, &sim.final_state}})
+    for (std::size_t i = 0; i < x->size(); ++i, ++a.elements) a.differ_from_simulation += (*x)[i] != (*y)[i];
+  return a;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string json_path, command;
+  int reps = 50;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(5, std::atoi(argv[++i]));
+    else throw std::invalid_argument("usage: decode_bench [--json PATH] [--reps N]");
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+
+  const double copy = copy_bandwidth_tb_per_s(20);
+  std::printf("device-to-device copy (1 GiB, read + written): %.2f TB/s\n\n", copy);
+  std::vector<Row> rows;
+  for (std::int64_t N : {64, 256, 1024}) rows.push_back(time_decode(N, reps));
+  const Accuracy acc = accuracy(64);
+
+  std::printf("| N | time (ms) | state TB/s | of copy | best config (steps x warps) | best TB/s |\n|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    const Timing& d = r.configs.front();
+    const Timing& best = *std::max_element(r.configs.begin(), r.configs.end(),
+                                           [](const Timing& a, const Timing& b) { return a.tb_per_s < b.tb_per_s; });
+    std::printf("| %lld | %.4f | %.2f | %.0f%% | %d x %d | %.2f |\n", static_cast<long long>(r.N), d.median_ms,
+                d.tb_per_s, 100 * d.tb_per_s / copy, best.steps, best.warps, best.tb_per_s);
+  }
+  std::printf("\nall configurations (TB/s):\n| steps x warps |");
+  for (const Row& r : rows) std::printf(" N=%lld |", static_cast<long long>(r.N));
+  std::printf("\n|---|---|---|---|\n");
+  for (std::size_t c = 0; c < rows.front().configs.size(); ++c) {
+    std::printf("| %d x %d%s |", rows.front().configs[c].steps, rows.front().configs[c].warps, c == 0 ? " (default)" : "");
+    for (const Row& r : rows) std::printf(" %.2f |", r.configs[c].tb_per_s);
+    std::printf("\n");
+  }
+  std::printf("\naccuracy (N = 64): o rel-RMS vs fp64 %.3e, pool rel-RMS %.3e; %lld of %lld elements differ from the "
+              "CPU simulation\n",
+              acc.o_rel_rms, acc.pool_rel_rms, static_cast<long long>(acc.differ_from_simulation),
+              static_cast<long long>(acc.elements));
+
+  if (!json_path.empty()) {
+    std::ostringstream j;
+    j << "{\n  \"date\": \"" << utc_now() << "\",\n  \"gpu\": \"" << json_escape(prop.name) << "\",\n  \"command\": \""
+      << json_escape(command) << "\",\n  \"shape\": {\"H\": " << kH << ", \"HV\": " << kHV << ", \"K\": " << kK
+      << ", \"V\": " << kV << ", \"pool\": \"f32 [slots,HV,V,K]\", \"inputs\": \"bf16\", \"in_kernel\": \"gate (softplus), "
+      << "l2norm, beta sigmoid\", \"tokens_per_sequence\": 1},\n  \"reps\": " << reps << ",\n  \"copy_tb_per_s\": " << copy
+      << ",\n  \"decode\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      j << (i ? "," : "") << "\n    {\"N\": " << r.N << ", \"state_bytes\": " << r.state_bytes << ", \"configs\": [";
+      for (std::size_t c = 0; c < r.configs.size(); ++c)
+        j << (c ? ", " : "") << "{\"steps\": " << r.configs[c].steps << ", \"warps_per_block\": " << r.configs[c].warps
+          << ", \"default\": " << (c == 0 ? "true" : "false") << ", \"median_ms\": " << r.configs[c].median_ms
+          << ", \"tb_per_s\": " << r.configs[c].tb_per_s << "}";
+      j << "]}";
+    }
+    j << "\n  ],\n  \"accuracy\": {\"N\": 64, \"o_rel_rms_vs_fp64\": " << acc.o_rel_rms
+      << ", \"pool_rel_rms_vs_fp64\": " << acc.pool_rel_rms << ", \"elements\": " << acc.elements
+      << ", \"differ_from_simulation\": " << acc.differ_from_simulation << "}\n}\n";
+    std::ofstream(json_path) << j.str();
+    std::printf("wrote %s\n", json_path.c_str());
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "decode_bench: %s\n", e.what());
+  return 1;
+}

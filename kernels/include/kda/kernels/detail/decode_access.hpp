@@ -1,0 +1,143 @@
+#pragma once
+// Element access of the decode kernel, shared by the CUDA kernel and its CPU simulation: typed loads
+// widened to fp32 and stores rounded from fp32 through any strided view, and the per-sequence index
+// math. All offsets are 64-bit.
+#include <cstdint>
+
+#include "kda/kernels/detail/decode_math.hpp"
+#include "kda/kernels/decode_params.hpp"
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#else
+#include "kda/dtype.hpp"
+#endif
+
+namespace kda::kernels::access {
+
+template <class T>
+KDA_HD T load_raw(const std::byte* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const T*>(p);
+#else
+  T x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+#endif
+}
+template <class T>
+KDA_HD void store_raw(std::byte* p, T x) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<T*>(p) = x;
+#else
+  std::memcpy(p, &x, sizeof x);
+#endif
+}
+
+KDA_HD std::int64_t element_size(DType t) {
+  switch (t) {
+    case DType::bf16:
+    case DType::f16: return 2;
+    case DType::f32:
+    case DType::i32: return 4;
+    default: return 8;
+  }
+}
+
+KDA_HD float f16_to_f32(std::uint16_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(bits));
+#else
+  return kda::f16_to_f32(bits);
+#endif
+}
+// Both sides round to nearest even with subnormals; only NaN payloads may differ.
+KDA_HD std::uint16_t f32_to_f16(float x) {
+#if defined(__CUDA_ARCH__)
+  return __half_as_ushort(__float2half_rn(x));
+#else
+  return kda::f32_to_f16(x);
+#endif
+}
+
+// Element e (an offset in elements from `base`, the view's first element unless given) of a float
+// tensor in any dtype, widened or rounded to fp32.
+KDA_HD float load(const TensorRef& t, std::int64_t e, const std::byte* base) {
+  const std::byte* p = base + e * element_size(t.dtype);
+  switch (t.dtype) {
+    case DType::bf16: return math::from_bf16_bits(load_raw<std::uint16_t>(p));
+    case DType::f16: return f16_to_f32(load_raw<std::uint16_t>(p));
+    case DType::f64: return static_cast<float>(load_raw<double>(p));
+    default: return load_raw<float>(p);
+  }
+}
+KDA_HD float load(const TensorRef& t, std::int64_t e) { return load(t, e, t.data); }
+
+// An activation element (bf16, f16 or f32) in two halves: load_bits issues the load, widen converts.
+// Split so that all of a token's loads are in flight before the first value is used.
+KDA_HD std::uint32_t load_bits(const TensorRef& t, std::int64_t e) {
+  if (t.dtype == DType::f32) return load_raw<std::uint32_t>(t.data + 4 * e);
+  return load_raw<std::uint16_t>(t.data + 2 * e);
+}
+KDA_HD float widen(DType dtype, std::uint32_t bits) {
+  switch (dtype) {
+    case DType::bf16: return math::from_bf16_bits(static_cast<std::uint16_t>(bits));
+    case DType::f16: return f16_to_f32(static_cast<std::uint16_t>(bits));
+    default: return math::bits_to_float(bits);
+  }
+}
+
+KDA_HD void store(const TensorRef& t, std::int64_t e, float x, std::byte* base) {
+  std::byte* p = base + e * element_size(t.dtype);
+  switch (t.dtype) {
+    case DType::bf16: store_raw(p, math::to_bf16_bits(x)); break;
+    case DType::f16: store_raw(p, f32_to_f16(x)); break;
+    case DType::f64: store_raw(p, static_cast<double>(x)); break;
+    default: store_raw(p, x);
+  }
+}
+KDA_HD void store(const TensorRef& t, std::int64_t e, float x) { store(t, e, x, t.data); }
+
+KDA_HD std::int64_t load_integer(const TensorRef& t, std::int64_t i) {
+  const std::byte* p = t.data + i * t.stride[0] * element_size(t.dtype);
+  return t.dtype == DType::i64 ? load_raw<std::int64_t>(p) : load_raw<std::int32_t>(p);
+}
+
+// Sequence n covers tokens [first, first + length) of batch row `row`.
+struct SequenceRange {
+  std::int64_t row, first, length;
+};
+KDA_HD SequenceRange sequence_range(const DecodeParams& p, std::int64_t n) {
+  if (!p.cu_seqlens.data) return {n, 0, p.T};
+  const std::int64_t first = load_integer(p.cu_seqlens, n);
+  return {0, first, load_integer(p.cu_seqlens, n + 1) - first};
+}
+
+// Where the state of sequence n, value head hv starts: the first element of its [V,K] or [K,V] block in
+// state_in and state_out (rows and columns then step by stride[2] and stride[3] of those refs); nullptr
+// where there is none. A pool row whose index is -1 (padding) has neither.
+struct HeadStates {
+  std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  bool padding = false;
+};
+KDA_HD std::byte* head_of(const TensorRef& t, std::int64_t lead, std::int64_t hv) {
+  return t.data ? t.data + (lead * t.stride[0] + hv * t.stride[1]) * element_size(t.dtype) : nullptr;
+}
+KDA_HD HeadStates head_states(const DecodeParams& p, std::int64_t n, std::int64_t hv) {
+  if (p.source == StateKind::pool) {
+    const std::int64_t slot = load_integer(p.indices, n);
+    if (slot < 0) return {nullptr, nullptr, true};
+    std::byte* s = head_of(p.state_in, slot, hv);
+    return {s, s, false};
+  }
+  return {head_of(p.state_in, n, hv), head_of(p.state_out, n, hv), false};
+}
+
+// Element (v, k) of a head's state: t gives the dtype and strides, head the block's first element.
+KDA_HD std::int64_t state_offset(const TensorRef& t, std::int64_t v, std::int64_t k) {
+  return v * t.stride[2] + k * t.stride[3];
+}
+
+}  // namespace kda::kernels::access

@@ -1,0 +1,278 @@
+// The token-serial kernel. recurrent_decode_sim.cpp is its CPU twin: a change to the arithmetic or to
+// the split of work here must be made there too (the GPU test compares the two bit for bit).
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <type_traits>
+
+#include "decode_state.cuh"
+#include "kda/kernels/detail/decode_access.hpp"
+#include "kda/kernels/recurrent_decode.hpp"
+
+namespace kda::kernels {
+
+namespace {
+
+using access::load;
+using access::store;
+
+constexpr int kWarp = 32;
+constexpr int kMaxWarpsPerBlock = 8;
+
+// Sum over each group of L lanes; every lane of the group ends with the same bits.
+template <int L>
+__device__ __forceinline__ float butterfly_sum(float x) {
+#pragma unroll
+  for (int m = L / 2; m >= 1; m /= 2) x = math::add(x, __shfl_xor_sync(0xffffffffu, x, m));
+  return x;
+}
+
+__device__ __forceinline__ float gate(const DecodeParams& p, float raw, float bias, float A) {
+  if (!p.gate_in_kernel) return raw;
+  const float x = math::add(raw, bias);
+  if (p.gate_lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
+  return math::mul(-A, math::softplus(x));
+}
+
+// x / sqrt(sum x^2 + 1e-6) over the L lanes of a row group, times `scale`: one division per lane.
+template <int L, int E>
+__device__ __forceinline__ void l2_normalize(float (&x)[E], float scale) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int e = 0; e < E; ++e) sum = math::fma(x[e], x[e], sum);
+  sum = butterfly_sum<L>(sum);
+  const float factor = math::mul(math::div(1.0f, math::sqrt(math::add(sum, 1e-6f))), scale);
+#pragma unroll
+  for (int e = 0; e < E; ++e) x[e] = math::mul(x[e], factor);
+}
+
+// One token's per-key-channel inputs, shared by the warps of a block (all of one head): q and k as
+// read, and the decay exp(g) with the gate applied. Each channel is computed by one thread.
+struct alignas(16) TokenInputs {
+  float q[kMaxKeyDim], k[kMaxKeyDim], alpha[kMaxKeyDim];
+};
+
+// Thread i fills channels i, i + blockDim.x, ...: one or two per thread in the usual launches. Each
+// channel's four loads are issued together, then used.
+__device__ __forceinline__ void load_token_inputs(const DecodeParams& p, std::int64_t b, std::int64_t tok,
+                                                  std::int64_t h, std::int64_t hv, float A, TokenInputs& in) {
+  const std::int64_t q_at = b * p.q.stride[0] + tok * p.q.stride[1] + h * p.q.stride[2];
+  const std::int64_t k_at = b * p.k.stride[0] + tok * p.k.stride[1] + h * p.k.stride[2];
+  const std::int64_t g_at = b * p.g.stride[0] + tok * p.g.stride[1] + hv * p.g.stride[2];
+  const bool biased = p.gate_in_kernel && p.dt_bias.data;
+#pragma unroll 1
+  for (std::int64_t c = threadIdx.x; c < p.K; c += blockDim.x) {
+    const std::uint32_t q_bits = access::load_bits(p.q, q_at + c * p.q.stride[3]);
+    const std::uint32_t k_bits = access::load_bits(p.k, k_at + c * p.k.stride[3]);
+    const std::uint32_t g_bits = access::load_bits(p.g, g_at + c * p.g.stride[3]);
+    const float bias = biased ? load(p.dt_bias, (hv * p.K + c) * p.dt_bias.stride[0]) : 0.0f;
+    in.q[c] = access::widen(p.q.dtype, q_bits);
+    in.k[c] = access::widen(p.k.dtype, k_bits);
+    in.alpha[c] = math::exp(gate(p, access::widen(p.g.dtype, g_bits), bias, A));
+  }
+}
+
+// One warp per (sequence n, value head hv, group of STEPS * 32 / L value channels); a block holds
+// consecutive groups of one head. Lane (half, sub) owns key channels j * 4L + 4 sub + [0, 4) of chunk
+// j < J in rows row0 + s * 32 / L, s < STEPS, with row0 = group start + half.
+template <int L, int J, int STEPS, class State>
+__global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
+    token_serial_kernel(const __grid_constant__ DecodeParams p, const unsigned groups, const unsigned blocks_per_head) {
+  extern __shared__ float4 stage[];
+  __shared__ TokenInputs inputs[2];  // by token parity: one barrier per token
+  constexpr int E = State::E, RPS = kWarp / L, RPW = STEPS * RPS;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
+  const unsigned head = blockIdx.x / blocks_per_head;  // < N * HV <= INT_MAX: 32-bit division suffices
+  const unsigned group = blockIdx.x % blocks_per_head * (blockDim.x / kWarp) + warp;
+  // A head's last block may hold warps past its last row: they still load the token's inputs.
+  const bool has_rows = group < groups;
+  const std::int64_t hv = head % static_cast<unsigned>(p.HV), n = head / static_cast<unsigned>(p.HV);
+  const int sub = lane % L;
+  const std::int64_t row0 = static_cast<std::int64_t>(group) * RPW + lane / L;
+  const std::int64_t key0 = 4 * sub;  // element e is key channel key0 + (e / 4) * 4L + e % 4
+
+  // The state first: its address waits on one load (the pool index), and its rows are then in flight
+  // while the sequence's bounds and the token's inputs are read and preprocessed.
+  const access::HeadStates hs = access::head_states(p, n, hv);
+  State state(stage + warp * (State::kSharedBytesPerWarp / sizeof(float4)), lane);
+  if (has_rows) state.load(p.state_in, hs.in, p.V, p.K, row0, key0);
+
+  const access::SequenceRange seq = access::sequence_range(p, n);
+  const std::int64_t o_head = seq.row * p.o.stride[0] + hv * p.o.stride[2];
+  const std::int64_t o_row = row0 + sub * RPS;  // the row this lane writes, when sub < STEPS
+  const bool writes_o = has_rows && sub < STEPS && o_row < p.V;
+  if (hs.padding) {  // index -1 (the same for the whole block): zero output, the pool untouched
+    for (std::int64_t t = 0; t < seq.length; ++t)
+      if (writes_o) store(p.o, o_head + (seq.first + t) * p.o.stride[1] + o_row * p.o.stride[3], 0.0f);
+    return;
+  }
+
+  const float A = p.gate_in_kernel && p.A_log.data ? math::exp(load(p.A_log, hv * p.A_log.stride[0])) : 1.0f;
+  const std::int64_t h = hv / (p.HV / p.H);
+  for (std::int64_t t = 0; t < seq.length; ++t) {
+    const std::int64_t b = seq.row, tok = seq.first + t;
+    // v and beta first: their loads are in flight while the block computes the gates.
+    const std::int64_t v_at = b * p.v.stride[0] + tok * p.v.stride[1] + hv * p.v.stride[2];
+    std::uint32_t v_bits[STEPS];
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) {
+      const std::int64_t v = row0 + s * RPS;
+      v_bits[s] = has_rows && v < p.V ? access::load_bits(p.v, v_at + v * p.v.stride[3]) : 0u;
+    }
+    const std::uint32_t beta_bits =
+        access::load_bits(p.beta, b * p.beta.stride[0] + tok * p.beta.stride[1] + hv * p.beta.stride[2]);
+    TokenInputs& in = inputs[t % 2];
+    load_token_inputs(p, b, tok, h, hv, A, in);
+    float beta = access::widen(p.beta.dtype, beta_bits);
+    if (p.beta_sigmoid) beta = math::mul(p.beta_factor, math::sigmoid(beta));
+    __syncthreads();  // `in` is complete; the other buffer is free again (every warp is past its token)
+    if (!has_rows) continue;
+
+    // The lane's channels, 16 bytes per chunk (conflict-free); channels >= K (never written) as 0.
+    float q[E], k[E], alpha[E];
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::int64_t k0 = key0 + j * 4 * L;
+      const float4 q4 = *reinterpret_cast<const float4*>(&in.q[k0]);
+      const float4 k4 = *reinterpret_cast<const float4*>(&in.k[k0]);
+      const float4 a4 = *reinterpret_cast<const float4*>(&in.alpha[k0]);
+      const float qs[4] = {q4.x, q4.y, q4.z, q4.w}, ks[4] = {k4.x, k4.y, k4.z, k4.w};
+      const float as[4] = {a4.x, a4.y, a4.z, a4.w};
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const bool valid = k0 + c < p.K;
+        q[4 * j + c] = valid ? qs[c] : 0.0f;
+        k[4 * j + c] = valid ? ks[c] : 0.0f;
+        alpha[4 * j + c] = valid ? as[c] : 0.0f;
+      }
+    }
+    if (p.l2norm) {
+      l2_normalize<L>(q, p.scale), l2_normalize<L>(k, 1.0f);
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) q[e] = math::mul(q[e], p.scale);
+    }
+
+    state.wait();
+    float mine = 0.0f;
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) {
+      float x[E];
+      state.get(s, x);
+      float kS = 0.0f;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        x[e] = math::mul(alpha[e], x[e]);
+        kS = math::fma(k[e], x[e], kS);
+      }
+      kS = butterfly_sum<L>(kS);
+      const float u = math::mul(beta, math::sub(access::widen(p.v.dtype, v_bits[s]), kS));
+      float o = 0.0f;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        x[e] = math::fma(k[e], u, x[e]);
+        o = math::fma(q[e], x[e], o);
+      }
+      state.put(s, x);
+      o = butterfly_sum<L>(o);
+      if (sub == s) mine = o;
+    }
+    if (writes_o) store(p.o, o_head + tok * p.o.stride[1] + o_row * p.o.stride[3], mine);
+  }
+  if (has_rows && hs.out) state.store(p.state_out, hs.out, p.V, p.K, row0, key0);
+}
+
+struct KernelChoice {
+  void (*kernel)(DecodeParams, unsigned, unsigned);
+  std::size_t shared_bytes_per_warp;
+};
+
+template <template <int, int, int> class State, int L, int J>
+KernelChoice with_steps(int steps) {
+  switch (steps) {
+    case 4: return {token_serial_kernel<L, J, 4, State<L, J, 4>>, State<L, J, 4>::kSharedBytesPerWarp};
+    case 8: return {token_serial_kernel<L, J, 8, State<L, J, 8>>, State<L, J, 8>::kSharedBytesPerWarp};
+    default: return {token_serial_kernel<L, J, 16, State<L, J, 16>>, State<L, J, 16>::kSharedBytesPerWarp};
+  }
+}
+
+template <template <int, int, int> class State>
+KernelChoice with_split(const WarpSplit& s) {
+  if (s.lanes_per_row == 16) return with_steps<State, 16, 1>(s.steps);
+  return s.chunks == 1 ? with_steps<State, 32, 1>(s.steps) : with_steps<State, 32, 2>(s.steps);
+}
+
+template <int L, int J, int STEPS>
+using Bf16Registers = RegisterState<L, J, STEPS, Bf16Rows>;
+template <int L, int J, int STEPS>
+using StridedRegisters = RegisterState<L, J, STEPS, AnyStrides>;
+
+// Can every state row of t be read and written 4 key channels at a time, 4-element aligned?
+bool rows_vectorizable(const TensorRef& t, std::int64_t K) {
+  const auto bytes = static_cast<std::uintptr_t>(access::element_size(t.dtype));
+  return K % 4 == 0 && t.stride[3] == 1 && t.stride[0] % 4 == 0 && t.stride[1] % 4 == 0 && t.stride[2] % 4 == 0 &&
+         reinterpret_cast<std::uintptr_t>(t.data) % (4 * bytes) == 0;
+}
+
+enum class RowsPath : std::uint8_t { staged, bf16_registers, strided_registers };
+
+RowsPath rows_path(const DecodeParams& p) {
+  bool vectorized = true;
+  bool any = false;
+  DType dtype = DType::f32;
+  for (const TensorRef* t : {&p.state_in, &p.state_out}) {
+    if (!t->data) continue;
+    vectorized = vectorized && rows_vectorizable(*t, p.K) && (!any || t->dtype == dtype);
+    any = true, dtype = t->dtype;
+  }
+  if (any && vectorized && dtype == DType::f32) return RowsPath::staged;
+  if (any && vectorized && dtype == DType::bf16) return RowsPath::bf16_registers;
+  return RowsPath::strided_registers;
+}
+
+KernelChoice pick_kernel(const DecodeParams& p) {
+  switch (rows_path(p)) {
+    case RowsPath::staged: return with_split<StagedState>(p.split);
+    case RowsPath::bf16_registers: return with_split<Bf16Registers>(p.split);
+    default: return with_split<StridedRegisters>(p.split);
+  }
+}
+
+}  // namespace
+
+int default_steps(const DecodeParams& params) { return rows_path(params) == RowsPath::staged ? 16 : 8; }
+
+cudaError_t launch_recurrent_decode(const DecodeParams& params, cudaStream_t stream, int warps_per_block) {
+  if (warps_per_block < 1 || warps_per_block > kMaxWarpsPerBlock) return cudaErrorInvalidValue;
+  const std::int64_t rows = params.split.rows_per_warp();
+  const std::int64_t groups = (params.V + rows - 1) / rows;
+  const std::int64_t blocks_per_head = (groups + warps_per_block - 1) / warps_per_block;
+  const std::int64_t blocks = params.N * params.HV * blocks_per_head;
+  if (blocks == 0) return cudaSuccess;
+  if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
+  const KernelChoice choice = pick_kernel(params);
+  const std::size_t shared = choice.shared_bytes_per_warp * warps_per_block;
+  if (shared > 48 * 1024)
+    if (const cudaError_t e = cudaFuncSetAttribute(choice.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(shared));
+        e != cudaSuccess)
+      return e;
+  choice.kernel<<<static_cast<unsigned>(blocks), kWarp * warps_per_block, shared, stream>>>(
+      params, static_cast<unsigned>(groups), static_cast<unsigned>(blocks_per_head));
+  return cudaGetLastError();
+}
+
+RunOutcome launch_recurrent_decode(const Problem& problem, const PayloadAddress& device_payload, cudaStream_t stream,
+                                   const LaunchConfig& config) {
+  if (auto violations = validate(problem, profile_strict()); !violations.empty())
+    return RunOutcome::rejected(std::move(violations));
+  if (const std::string why = token_serial_unsupported(problem); !why.empty())
+    return RunOutcome::failed("cuda-recurrent does not support " + why);
+  DecodeParams params = make_decode_params(problem, device_payload, config.steps ? config.steps : kDefaultSteps);
+  if (config.steps == 0) params.split = split_for(problem.K, default_steps(params));
+  if (const cudaError_t e = launch_recurrent_decode(params, stream, config.warps_per_block); e != cudaSuccess)
+    return RunOutcome::failed(std::string("launch failed: ") + cudaGetErrorString(e));
+  return RunOutcome::ok();
+}
+
+}  // namespace kda::kernels

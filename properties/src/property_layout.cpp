@@ -1,0 +1,39 @@
+// layout: the same case with [V,K] and with [K,V] states gives the same o and transposed states.
+#include <algorithm>
+
+#include "invariance_support.hpp"
+#include "kda/properties/problem_surgery.hpp"
+#include "kda/properties/property_bodies.hpp"
+
+namespace kda::props {
+
+namespace {
+bool takes_both_layouts(const Kernel& kernel) {
+  const auto& layouts = kernel.capabilities().layouts;
+  const Profile& profile = kernel.profile();
+  const bool one_required = profile.state_layout && profile.enforces(Rule::state_layout);
+  return !one_required && std::find(layouts.begin(), layouts.end(), StateLayout::vk) != layouts.end() &&
+         std::find(layouts.begin(), layouts.end(), StateLayout::kv) != layouts.end();
+}
+}  // namespace
+
+void check_layout(CheckContext& context) {
+  if (!takes_both_layouts(context.kernel)) RC_DISCARD("the kernel takes one state layout only");
+  const DrawnCase drawn = draw_case(context, {});
+  const Problem& base = drawn.problem;
+  context.note_case(base);
+  Problem transposed = transpose_state_layout(base);
+  if (const auto why = unfit(context.kernel, transposed); !why.empty()) RC_DISCARD("the transposed case: " + why);
+
+  Problem original = deep_copy(base);
+  run_or_fail(context.kernel, original, "the call in the case's layout", base);
+  run_or_fail(context.kernel, transposed, "the call in the other layout", base);
+  ReferenceOutputs got = read_outputs(transposed);
+  transpose_states(got, transposed);  // back into the case's layout
+  const std::string other(name_of(transposed.options.state_layout)), own(name_of(base.options.state_layout));
+  require_agreement(differences(base, got, read_outputs(original)),
+                    [&](const TensorDifference& d) { return same_path_bound(context.policy, d); }, base,
+                    {"state layout", "the " + other + " call (states transposed back)", "the " + own + " call"}, base);
+}
+
+}  // namespace kda::props

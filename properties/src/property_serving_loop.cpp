@@ -1,0 +1,176 @@
+// serving-loop: a stateful property over a state pool (rapidcheck's state::Commands). Sequences are
+// admitted into free slots, prefilled, decoded in batches with padding rows, freed, and their slots
+// reused; after every call the kernel's pool and outputs track the references (serving_system.hpp).
+#include <rapidcheck/state.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "generators_internal.hpp"
+#include "invariance_support.hpp"
+#include "kda/properties/property_bodies.hpp"
+#include "serving_system.hpp"
+
+namespace kda::props {
+
+namespace {
+
+using i64 = std::int64_t;
+
+enum class Use : std::uint8_t { free, admitted, live };
+
+// rapidcheck's model: what each slot holds, and what the kernel can be asked to do.
+struct Slots {
+  std::vector<Use> slots;
+  bool prefills = true, decodes = true;
+  bool varlen = true;  // false: a prefill's sequences share one length (batch rows)
+
+  std::vector<i64> where(std::initializer_list<Use> uses) const {
+    std::vector<i64> out;
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (std::find(uses.begin(), uses.end(), slots[i]) != uses.end()) out.push_back(static_cast<i64>(i));
+    return out;
+  }
+};
+
+using Command = rc::state::Command<Slots, ServingSystem>;
+
+constexpr i64 kMaxPrefillTokens = 70;  // past a 64-token chunk, so a prefill can end in a partial chunk
+constexpr int kMaxPaddingRows = 2;
+constexpr double kCommandScale = 0.5;  // rapidcheck's size 100 gives at most 51 commands
+
+i64 pick(const std::vector<i64>& xs) {
+  RC_PRE(!xs.empty());
+  return xs[static_cast<std::size_t>(*detail::gen_index(static_cast<int>(xs.size())))];
+}
+
+// A non-empty subset of the candidates in a drawn order; shrinks towards the first one alone.
+std::vector<i64> pick_some(std::vector<i64> candidates) {
+  std::vector<i64> chosen;
+  do {
+    const i64 one = pick(candidates);
+    chosen.push_back(one);
+    std::erase(candidates, one);
+  } while (!candidates.empty() && *detail::gen_bool(50));
+  return chosen;
+}
+
+bool all_in(const std::vector<i64>& slots, const Slots& s, std::initializer_list<Use> uses) {
+  const std::vector<i64> ok = s.where(uses);
+  return std::all_of(slots.begin(), slots.end(), [&](i64 x) {
+    return x == -1 || std::find(ok.begin(), ok.end(), x) != ok.end();
+  });
+}
+
+std::string list(const std::vector<i64>& xs) {
+  std::ostringstream s;
+  s << '[';
+  for (std::size_t i = 0; i < xs.size(); ++i) s << (i ? "," : "") << xs[i];
+  s << ']';
+  return s.str();
+}
+
+// A new sequence takes a free slot, from zeros or from a cached prefix's state.
+struct Admit final : Command {
+  i64 slot;
+  std::uint64_t seed;  // 0: zero state
+  explicit Admit(const Slots& s)
+      : slot(pick(s.where({Use::free}))), seed(*detail::gen_bool(50) ? *detail::gen_seed() | 1 : 0) {}
+  void checkPreconditions(const Slots& s) const override { RC_PRE(all_in({slot}, s, {Use::free})); }
+  void apply(Slots& s) const override {
+    s.slots[static_cast<std::size_t>(slot)] = s.prefills ? Use::admitted : Use::live;
+  }
+  void run(const Slots&, ServingSystem& sut) const override { sut.admit(slot, seed); }
+  void show(std::ostream& os) const override {
+    os << "admit slot " << slot << (seed ? " from a random state" : " from zeros");
+  }
+};
+
+// One prefill call over admitted slots (a new prompt) or live ones (the next chunk of a long prompt).
+struct Prefill final : Command {
+  std::vector<i64> slots, lengths;
+  std::uint64_t seed;
+  explicit Prefill(const Slots& s) : slots(pick_some(s.where({Use::admitted, Use::live}))), seed(*detail::gen_seed()) {
+    RC_PRE(s.prefills);
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      lengths.push_back(s.varlen || i == 0 ? *detail::gen_uniform(0, kMaxPrefillTokens) : lengths.front());
+  }
+  void checkPreconditions(const Slots& s) const override { RC_PRE(all_in(slots, s, {Use::admitted, Use::live})); }
+  void apply(Slots& s) const override {
+    for (i64 x : slots) s.slots[static_cast<std::size_t>(x)] = Use::live;
+  }
+  void run(const Slots&, ServingSystem& sut) const override {
+    std::ostringstream what;
+    show(what);
+    sut.call(Mode::prefill, slots, lengths, seed, what.str());
+  }
+  void show(std::ostream& os) const override {
+    os << "prefill slots " << list(slots) << " with " << list(lengths) << " tokens";
+  }
+};
+
+// One decode step over live slots, with padding rows (-1) mixed in.
+struct Decode final : Command {
+  std::vector<i64> indices;
+  std::uint64_t seed;
+  explicit Decode(const Slots& s) : indices(pick_some(s.where({Use::live}))), seed(*detail::gen_seed()) {
+    RC_PRE(s.decodes);
+    for (i64 pads = *detail::gen_uniform(0, kMaxPaddingRows); pads > 0; --pads)
+      indices.insert(indices.begin() + *detail::gen_uniform(0, static_cast<i64>(indices.size())), -1);
+  }
+  void checkPreconditions(const Slots& s) const override { RC_PRE(all_in(indices, s, {Use::live})); }
+  void run(const Slots&, ServingSystem& sut) const override {
+    std::ostringstream what;
+    show(what);
+    sut.call(Mode::decode, indices, std::vector<i64>(indices.size(), 1), seed, what.str());
+  }
+  void show(std::ostream& os) const override { os << "decode slots " << list(indices); }
+};
+
+// A finished sequence gives its slot back; nothing is called.
+struct Free final : Command {
+  i64 slot;
+  explicit Free(const Slots& s) : slot(pick(s.where({Use::admitted, Use::live}))) {}
+  void checkPreconditions(const Slots& s) const override { RC_PRE(all_in({slot}, s, {Use::admitted, Use::live})); }
+  void apply(Slots& s) const override { s.slots[static_cast<std::size_t>(slot)] = Use::free; }
+  void show(std::ostream& os) const override { os << "free slot " << slot; }
+};
+
+// Small heads keep a command cheap: head dims up to 32 and two value heads where the kernel allows.
+GenLimits serving_limits(const Kernel& kernel, const GenLimits& limits) {
+  GenLimits small = limits;
+  std::erase_if(small.head_dims, [](i64 d) { return d > 32; });
+  small.max_heads = std::min(limits.max_heads, 2);
+  try {
+    detail::allowed_for(kernel, small);
+    return small;
+  } catch (const std::invalid_argument&) {
+    return limits;
+  }
+}
+
+}  // namespace
+
+void check_serving_loop(CheckContext& context) {
+  Kernel& kernel = context.kernel;
+  if (!supports(kernel, StateSource::pool)) RC_DISCARD("the kernel takes no state pool");
+  detail::Needs needs;
+  needs.sources = {StateSource::pool};
+  const detail::Allowed allowed = detail::allowed_for(kernel, serving_limits(kernel, context.limits));
+  if (!detail::feasible(allowed, needs)) RC_DISCARD("the kernel takes no pooled case");
+  // The drawn case gives the calls' sizes, options, dtypes and the pool's slot stride and base offset.
+  const CaseSpec spec = *detail::gen_case(allowed, needs);
+  const i64 slots = *detail::gen_uniform(2, 5);
+  const Slots initial{std::vector<Use>(static_cast<std::size_t>(slots), Use::free), supports(kernel, Mode::prefill),
+                      supports(kernel, Mode::decode), spec.problem.varlen};
+  ServingSystem sut(context, spec.problem, slots);
+  // rc::state::check, with the command sequence scaled down to keep a case cheap.
+  const auto commands = *rc::gen::scale(
+      kCommandScale, rc::state::gen::commands(initial, [](const Slots& s) {
+        return rc::state::gen::execOneOfWithArgs<Admit, Prefill, Decode, Free>()(s);
+      }));
+  rc::state::runAll(commands, initial, sut);
+}
+
+}  // namespace kda::props

@@ -1,0 +1,106 @@
+#include "serving_system.hpp"
+
+#include <rapidcheck.h>
+
+#include <limits>
+#include <random>
+
+#include "generators_internal.hpp"
+
+namespace kda::props {
+
+namespace {
+
+using i64 = std::int64_t;
+
+Shape pool_shape(const ProblemSpec& s, i64 slots) {
+  const Shape head = s.options.state_layout == StateLayout::vk ? Shape{s.V, s.K} : Shape{s.K, s.V};
+  return {slots, s.HV, head[0], head[1]};
+}
+
+Tensor make_pool(std::string name, DType dtype, const Shape& shape, i64 slot_stride, i64 offset) {
+  View view = contiguous_view(dtype, shape, offset);
+  if (slot_stride) view.strides[0] = slot_stride;
+  return Tensor::with_view(std::move(name), view);
+}
+
+void fill_nan(Tensor& t) {
+  const auto element = static_cast<i64>(size_of(t.dtype()));
+  for (i64 at = 0; at < static_cast<i64>(t.buffer->size()) / element; ++at)
+    store_element(t.buffer->data(), t.dtype(), at, std::numeric_limits<double>::quiet_NaN());
+}
+
+std::string violations_text(const RunOutcome& outcome) {
+  std::string s = outcome.message;
+  for (const auto& v : outcome.violations) s += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
+  return s;
+}
+
+std::string lines(const std::vector<std::string>& xs) {
+  std::string s;
+  for (const auto& x : xs) s += "\n  " + x;
+  return s;
+}
+
+}  // namespace
+
+ServingSystem::ServingSystem(CheckContext& context, ProblemSpec calls, i64 slots)
+    : context_(context), calls_(std::move(calls)) {
+  calls_.state = StateSource::pool;
+  calls_.final_state = calls_.chunk_states = calls_.token_states = false;
+  calls_.pool_slots = slots;
+  const Shape shape = pool_shape(calls_, slots);
+  kernel_pool_ = make_pool("state_pool", calls_.state_dtype, shape, calls_.pool_slot_stride, calls_.pool_offset);
+  fill_nan(kernel_pool_);
+  // The model's pool meets the strictest stride contract, whatever the kernel's geometry.
+  const i64 compact = calls_.HV * calls_.K * calls_.V;
+  model_pool_ = make_pool("model_pool", calls_.state_dtype, shape, (compact + 15) / 16 * 16, 0);
+  oracle_pool_ = Tensor::zeros("oracle_pool", DType::f64, shape);
+}
+
+void ServingSystem::admit(i64 slot, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal(0.0, 0.1);
+  const Shape& shape = kernel_pool_.shape();
+  for_each_index(Shape(shape.begin() + 1, shape.end()), [&](std::span<const i64> i) {
+    const std::initializer_list<i64> at{slot, i[0], i[1], i[2]};
+    kernel_pool_.set(at, seed == 0 ? 0.0 : normal(engine));
+    model_pool_.set(at, kernel_pool_.at(at));
+    oracle_pool_.set(at, kernel_pool_.at(at));
+  });
+}
+
+void ServingSystem::call(Mode mode, const std::vector<i64>& indices, const std::vector<i64>& lengths,
+                         std::uint64_t seed, const std::string& what) {
+  ProblemSpec spec = calls_;
+  spec.mode = mode, spec.lengths = lengths, spec.indices = indices;
+  Problem call = make_problem(spec);
+  detail::poison_buffers(call, Poison::nan);  // o stays NaN where the kernel does not write it
+  fill_random(call, seed);
+  detail::apply_padding_pattern(call);
+  call.state_pool = kernel_pool_;
+  Problem modelled = deep_copy(call), exact = deep_copy(call);
+  modelled.state_pool = model_pool_;
+  exact.state_pool = oracle_pool_;
+  context_.note_case(call);
+
+  const ReferenceOutputs oracle = run_reference<double>(exact, Algorithm::recurrent, 1);
+  write_outputs(oracle, exact);  // the oracle's pool follows the exact trajectory
+  const Snapshot before(call);
+  const RunOutcome outcome = context_.kernel.run(call);
+  if (outcome.status != RunOutcome::Status::ok)
+    RC_FAIL(what + ": the kernel " + (outcome.status == RunOutcome::Status::rejected ? "rejected" : "failed on") +
+            " a valid call it supports: " + violations_text(outcome) + "\n  problem: " + call.describe());
+  if (const auto changes = before.changes_outside_writable(call); !changes.empty())
+    RC_FAIL(what + ": bytes changed that the call may not write (slots it does not name stay bit-identical):" +
+            lines(changes) + "\n  problem: " + call.describe());
+  if (const RunOutcome m = context_.model.run(modelled); m.status != RunOutcome::Status::ok)
+    RC_FAIL(what + ": the precision model " + context_.model.name() + " could not run the call: " + violations_text(m) +
+            "\n  problem: " + call.describe());
+  const Verdict verdict = compare(call, read_outputs(call), oracle, read_outputs(modelled), context_.policy);
+  if (!verdict.passed())
+    RC_FAIL(what + ": the kernel's outputs or pool left the reference:\n" + verdict.describe() +
+            "\n  problem: " + call.describe());
+}
+
+}  // namespace kda::props

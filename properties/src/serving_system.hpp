@@ -1,0 +1,37 @@
+#pragma once
+// The system under test of the serving-loop property: a kernel's state pool, updated in place by a
+// sequence of calls, followed by two references that make the same calls on pools of their own: the
+// precision model kernel (its pool in the same state dtype) and the fp64 recurrence (an fp64 pool,
+// the oracle). Every call is judged like matches-reference, and every byte of the kernel's pool that
+// the call may not write (slots no active index names, gaps between slots) must stay bit-identical.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kda/properties/catalogue.hpp"
+
+namespace kda::props {
+
+class ServingSystem {
+ public:
+  // `calls`: sizes, options and dtypes of every call, and the kernel pool's slot stride and base
+  // offset (its lengths, indices and mode are set per call). The kernel's pool starts as NaN.
+  ServingSystem(CheckContext& context, ProblemSpec calls, std::int64_t slots);
+
+  // A sequence admitted into `slot`: its state set in all three pools, to zeros (seed 0) or to
+  // N(0, 0.1) values drawn from the seed, rounded to the state dtype.
+  void admit(std::int64_t slot, std::uint64_t seed);
+
+  // One call naming `indices` (-1: a padding row, given upstream's padding pattern), one sequence per
+  // index with the given lengths, inputs drawn from `seed`. Fails the case (message headed by `what`)
+  // when the kernel does not run it, changes what it may not write, or leaves its reference.
+  void call(Mode mode, const std::vector<std::int64_t>& indices, const std::vector<std::int64_t>& lengths,
+            std::uint64_t seed, const std::string& what);
+
+ private:
+  CheckContext& context_;
+  ProblemSpec calls_;
+  Tensor kernel_pool_, model_pool_, oracle_pool_;
+};
+
+}  // namespace kda::props

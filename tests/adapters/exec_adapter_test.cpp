@@ -1,0 +1,166 @@
+// The exec adapter protocol: the numpy adapter computes through it, and every way an adapter can
+// misbehave (adapters/tests/misbehaving_adapter.py) is a clear failure after which the next case runs.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kda/adapters/exec_kernel.hpp"
+#include "kda/properties/case_spec.hpp"
+#include "kda/properties/comparison.hpp"
+#include "kda/reference.hpp"
+
+namespace kda::test {
+namespace {
+
+using adapters::AdapterError;
+using adapters::start_exec_adapter;
+using Status = RunOutcome::Status;
+
+const std::string kPython = KDA_ADAPTER_PYTHON;
+const std::string kAdapters = KDA_ADAPTERS_DIR;
+
+std::string misbehaving(const std::string& mode) {
+  return kPython + " " + kAdapters + "/tests/misbehaving_adapter.py " + mode;
+}
+
+// A bf16 prefill on a padded pool (slot 0 unused, a -1 row) with fused q/k/v, GVA and the gate in kernel.
+Problem strided_problem() {
+  props::CaseSpec spec;
+  ProblemSpec& p = spec.problem;
+  p.lengths = {7, 0, 20};
+  p.H = 1, p.HV = 2, p.K = 16, p.V = 32;
+  p.input_dtype = p.output_dtype = DType::bf16;
+  p.state = StateSource::pool;
+  p.pool_slot_stride = 2 * 16 * 32 + 32;
+  p.indices = {3, -1, 1};
+  p.options.state_layout = StateLayout::kv;
+  p.options.gate_in_kernel = p.options.l2norm_qk = true;
+  p.options.lower_bound = -5.0;
+  p.with_A_log = p.with_dt_bias = true;
+  p.token_states = true;
+  spec.layout = props::InputLayout::fused_qkv;
+  spec.data_seed = 5;
+  return props::build_case(spec);
+}
+
+// The outputs agree with the fp64 reference to within bf16 rounding, and nothing else changed.
+void expect_correct(Kernel& kernel) {
+  Problem p = strided_problem();
+  const props::Snapshot before(p);
+  const RunOutcome outcome = kernel.run(p);
+  ASSERT_EQ(outcome.status, Status::ok) << outcome.message;
+  EXPECT_TRUE(before.changes_outside_writable(p).empty());
+  const ReferenceOutputs want = run_reference<double>(strided_problem(), Algorithm::recurrent, 1);
+  const ReferenceOutputs got = props::read_outputs(p);
+  for (std::size_t i = 0; i < want.o.size(); ++i) ASSERT_NEAR(got.o[i], want.o[i], 1e-2 * (1 + std::abs(want.o[i])));
+  const std::size_t per_sequence = want.final_state.size() / want.written.size();
+  for (std::size_t i = 0; i < want.final_state.size(); ++i) {
+    if (!want.written[i / per_sequence]) continue;  // a padding row
+    ASSERT_NEAR(got.final_state[i], want.final_state[i], 1e-5 * (1 + std::abs(want.final_state[i])));
+  }
+}
+
+// The first request fails with a message containing `expected`; the adapter is restarted and the
+// second request is answered correctly.
+void expect_failure_then_recovery(const std::string& mode, const std::string& expected,
+                                  std::chrono::milliseconds timeout = std::chrono::milliseconds(30'000)) {
+  auto kernel = start_exec_adapter(misbehaving(mode), {timeout, std::chrono::milliseconds(60'000)});
+  Problem p = strided_problem();
+  const RunOutcome first = kernel->run(p);
+  EXPECT_EQ(first.status, Status::failed);
+  EXPECT_NE(first.message.find(expected), std::string::npos) << first.message;
+  expect_correct(*kernel);
+}
+
+std::string start_error(const std::string& mode,
+                        std::chrono::milliseconds startup = std::chrono::milliseconds(60'000)) {
+  try {
+    start_exec_adapter(misbehaving(mode), {std::chrono::milliseconds(60'000), startup});
+  } catch (const AdapterError& e) {
+    return e.what();
+  }
+  return "(started)";
+}
+
+TEST(ExecAdapter, NumpyAdapterComputesThroughTheProtocol) {
+  auto kernel = start_exec_adapter(kPython + " " + kAdapters + "/numpy_adapter.py");
+  EXPECT_EQ(kernel->name(), "numpy-recurrent");
+  EXPECT_EQ(kernel->profile().name, "strict");
+  EXPECT_EQ(kernel->capabilities().state_dtypes, (std::vector<DType>{DType::bf16, DType::f32, DType::f64}));
+  expect_correct(*kernel);
+  expect_correct(*kernel);  // the same process, a second request
+}
+
+TEST(ExecAdapter, ACrashIsReportedWithItsSignal) {
+  expect_failure_then_recovery("crash", "signal 11");  // the signal itself, or as /bin/sh reports it
+}
+
+TEST(ExecAdapter, AnExitIsReportedWithItsStatus) {
+  expect_failure_then_recovery("exit", "exited with status 3 without answering");
+}
+
+TEST(ExecAdapter, AHangIsKilledAfterTheTimeout) {
+  expect_failure_then_recovery("hang", "gave no answer within 1 s and has been killed", std::chrono::milliseconds(1000));
+}
+
+TEST(ExecAdapter, AGarbageAnswerIsReported) {
+  expect_failure_then_recovery("garbage", "answered 'banana split' (expected 'ok', 'rejected <rule> <message>'");
+}
+
+TEST(ExecAdapter, AMissingResultsFileIsReported) {
+  expect_failure_then_recovery("no-results", "answered ok, but the results file");
+}
+
+TEST(ExecAdapter, APartialBufferIsReported) {
+  expect_failure_then_recovery("bad-results", "'o' must be the whole");
+}
+
+TEST(ExecAdapter, ARejectionWithAnUnknownRuleIsReported) {
+  expect_failure_then_recovery("unknown-rule", "rejected the case with the unknown rule 'not_a_rule'");
+}
+
+TEST(ExecAdapter, AnErrorAnswerIsAFailureWithItsMessage) {
+  expect_failure_then_recovery("error", "reported an error: CUDA error: out of memory");
+}
+
+TEST(ExecAdapter, ARejectionNamesItsRule) {
+  auto kernel = start_exec_adapter(misbehaving("reject"));
+  Problem p = strided_problem();
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, Status::rejected);
+  ASSERT_EQ(outcome.violations.size(), 1u);
+  EXPECT_EQ(outcome.violations[0].rule, Rule::state_pool_alignment);
+  EXPECT_EQ(outcome.violations[0].message, "slot stride 3 elements must be a multiple of 16");
+}
+
+TEST(ExecAdapter, WholeBuffersComeBackSoAWriteOutsideTheViewsIsSeen) {
+  auto kernel = start_exec_adapter(misbehaving("scribble"));
+  Problem p = strided_problem();
+  const props::Snapshot before(p);
+  ASSERT_EQ(kernel->run(p).status, Status::ok);
+  const auto changes = before.changes_outside_writable(p);
+  ASSERT_FALSE(changes.empty());
+  EXPECT_NE(changes.front().find("state_pool"), std::string::npos) << changes.front();
+}
+
+TEST(ExecAdapter, AnInvalidProblemIsRejectedWithoutAsking) {
+  auto kernel = start_exec_adapter(misbehaving("crash"));  // would crash on its first request
+  Problem p = strided_problem();
+  p.options.chunk_size = 48;
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, Status::rejected);
+  EXPECT_EQ(outcome.violations.front().rule, Rule::chunk_size);
+}
+
+TEST(ExecAdapter, BadHandshakesAreRefusedClearly) {
+  EXPECT_NE(start_error("bad-handshake").find("sent a bad handshake: expected 'kda-adapter <version>"), std::string::npos)
+      << start_error("bad-handshake");
+  EXPECT_NE(start_error("old-protocol").find("speaks protocol version 0; this kda-oracle speaks version 1"),
+            std::string::npos);
+  EXPECT_NE(start_error("silent", std::chrono::milliseconds(1000)).find("sent no handshake within 1 s"),
+            std::string::npos);
+  EXPECT_NE(start_error("die").find("exited with status 4 before its handshake"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kda::test

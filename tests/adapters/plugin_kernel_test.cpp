@@ -1,0 +1,140 @@
+// The plugin loader: the example loop plugin through the C ABI, and one test plugin per defect
+// (adapters/tests/test_plugin.c), each refused or reported with a message that says what is wrong.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kda/adapters/plugin_kernel.hpp"
+#include "kda/properties/comparison.hpp"
+#include "kda/reference_kernel.hpp"
+
+namespace kda::test {
+namespace {
+
+using adapters::load_plugin;
+using adapters::PluginError;
+
+std::string test_plugin(int variant) {
+  return std::string(KDA_TEST_PLUGIN_DIR) + "/test_plugin_" + std::to_string(variant) + ".so";
+}
+
+// A pooled bf16 prefill with a -1 padding row, GVA and the gate, l2norm and beta in kernel.
+Problem pooled_problem(StateLayout layout) {
+  ProblemSpec spec;
+  spec.lengths = {5, 0, 17, 3};
+  spec.H = 1, spec.HV = 2, spec.K = 16, spec.V = 32;
+  spec.input_dtype = spec.output_dtype = DType::bf16;
+  spec.state = StateSource::pool;
+  spec.pool_slot_stride = 2 * 16 * 32 + 16;
+  spec.indices = {2, -1, 0, 4};
+  spec.options.state_layout = layout;
+  spec.options.l2norm_qk = spec.options.beta_from_logits = spec.options.gate_in_kernel = true;
+  spec.with_A_log = spec.with_dt_bias = true;
+  spec.chunk_states = true;
+  Problem p = make_problem(spec);
+  fill_random(p, 11);
+  return p;
+}
+
+std::string message_of(const std::string& library) {
+  try {
+    load_plugin(library);
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+TEST(PluginKernel, LoopPluginDeclaresItsCapabilities) {
+  auto kernel = load_plugin(KDA_LOOP_PLUGIN);
+  EXPECT_EQ(kernel->name(), "loop");
+  EXPECT_EQ(kernel->profile().name, "strict");
+  const Capabilities& c = kernel->capabilities();
+  EXPECT_EQ(c.state_dtypes, (std::vector<DType>{DType::bf16, DType::f32, DType::f64}));
+  EXPECT_EQ(c.chunk_sizes, (std::vector<int>{32, 64}));
+  EXPECT_TRUE(c.strided_inputs && c.token_states && c.chunk_states && c.gate_in_kernel);
+}
+
+TEST(PluginKernel, LoopPluginMatchesTheFp32ReferenceInBothLayouts) {
+  for (StateLayout layout : {StateLayout::vk, StateLayout::kv}) {
+    auto kernel = load_plugin(KDA_LOOP_PLUGIN);
+    Problem p = pooled_problem(layout);
+    Problem expected = deep_copy(p);
+    ASSERT_EQ(make_reference_kernel(Precision::fp32, Algorithm::recurrent)->run(expected).status,
+              RunOutcome::Status::ok);
+    ASSERT_EQ(kernel->run(p).status, RunOutcome::Status::ok);
+    const ReferenceOutputs got = props::read_outputs(p), want = props::read_outputs(expected);
+    for (std::size_t i = 0; i < want.o.size(); ++i) ASSERT_NEAR(got.o[i], want.o[i], 1e-2 * (1 + std::abs(want.o[i])));
+    for (std::size_t i = 0; i < want.final_state.size(); ++i)
+      ASSERT_NEAR(got.final_state[i], want.final_state[i], 1e-4 * (1 + std::abs(want.final_state[i])));
+    for (std::size_t i = 0; i < want.chunk_states.size(); ++i)
+      ASSERT_NEAR(got.chunk_states[i], want.chunk_states[i], 1e-4 * (1 + std::abs(want.chunk_states[i])));
+  }
+}
+
+TEST(PluginKernel, AnInvalidProblemNeverReachesAPluginThatDoesNotCheckItsContract) {
+  auto kernel = load_plugin(test_plugin(6));  // would write before o if it were called
+  Problem p = pooled_problem(StateLayout::vk);
+  p.options.chunk_size = 48;
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::rejected);
+  EXPECT_EQ(outcome.violations.front().rule, Rule::chunk_size);
+  EXPECT_FALSE(p.o.buffer->check_guards());
+}
+
+TEST(PluginKernel, RefusesAnotherAbiVersion) {
+  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks version 1"), std::string::npos)
+      << message_of(test_plugin(1));
+}
+
+TEST(PluginKernel, RefusesAnUnknownProfileNamingTheKnownOnes) {
+  const std::string m = message_of(test_plugin(2));
+  EXPECT_NE(m.find("unknown profile 'no_such_profile' (known: strict, fla_fused_recurrent"), std::string::npos) << m;
+}
+
+TEST(PluginKernel, RefusesALibraryWithoutDescriptorAndAMissingFile) {
+  const std::string m = message_of(test_plugin(7));
+  EXPECT_NE(m.find("exports no kda_plugin_descriptor()"), std::string::npos) << m;
+  EXPECT_NE(message_of("/nonexistent/plugin.so").find("cannot load plugin"), std::string::npos);
+}
+
+TEST(PluginKernel, ARejectionNamesItsRules) {
+  auto kernel = load_plugin(test_plugin(3));
+  Problem p = make_problem({});
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::rejected);
+  ASSERT_EQ(outcome.violations.size(), 2u);
+  EXPECT_EQ(outcome.violations[0].rule, Rule::state_pool_alignment);
+  EXPECT_EQ(outcome.violations[0].message, "slot stride 3 elements must be a multiple of 16");
+  EXPECT_EQ(outcome.violations[1].rule, Rule::chunk_size);
+  EXPECT_EQ(outcome.violations[1].message, "got 64");
+}
+
+TEST(PluginKernel, ARejectionWithAnUnknownRuleIsAFailure) {
+  auto kernel = load_plugin(test_plugin(4));
+  Problem p = make_problem({});
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::failed);
+  EXPECT_NE(outcome.message.find("names no contract rule: 'not_a_rule: made up'"), std::string::npos) << outcome.message;
+}
+
+TEST(PluginKernel, AFailureCarriesThePluginsMessage) {
+  auto kernel = load_plugin(test_plugin(5));
+  Problem p = make_problem({});
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::failed);
+  EXPECT_EQ(outcome.message, "plugin test-plugin failed: launch failed: out of memory");
+}
+
+TEST(PluginKernel, AWriteBeforeTheBufferLandsInItsGuardBand) {
+  auto kernel = load_plugin(test_plugin(6));
+  Problem p = make_problem({});
+  ASSERT_EQ(kernel->run(p).status, RunOutcome::Status::ok);
+  const auto hit = p.o.buffer->check_guards();
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->first_byte, -4);
+  EXPECT_EQ(hit->buffer, "o");
+}
+
+}  // namespace
+}  // namespace kda::test
