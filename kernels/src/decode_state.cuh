@@ -58,7 +58,7 @@ class StagedState {
     for (int j = 0; j < J; ++j) *slot_of(s, j) = make_float4(x[4 * j], x[4 * j + 1], x[4 * j + 2], x[4 * j + 3]);
   }
 
-  // Waits first: a sequence of no tokens stores rows that no get() has waited for.
+  // Waits first: with a sequence of no tokens, nothing has waited for the rows yet.
   __device__ void store(const TensorRef& t, std::byte* head, std::int64_t V, std::int64_t K, std::int64_t row0,
                         std::int64_t key0) {
     wait();

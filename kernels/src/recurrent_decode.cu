@@ -252,7 +252,8 @@ cudaError_t launch_recurrent_decode(const DecodeParams& params, cudaStream_t str
   if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
   const KernelChoice choice = pick_kernel(params);
   const std::size_t shared = choice.shared_bytes_per_warp * warps_per_block;
-  if (shared > 48 * 1024)
+  // Above 48 KiB, static and dynamic together, a kernel must opt in; the call is cheap, so always.
+  if (shared > 0)
     if (const cudaError_t e = cudaFuncSetAttribute(choice.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    static_cast<int>(shared));
         e != cudaSuccess)

@@ -133,7 +133,7 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
     }
     // Coverage is judged on full runs of the properties that draw arbitrary valid cases.
     const bool draws_valid_cases = property->name == "matches-reference" || property->name == "untouched";
-    if (options.check_coverage && draws_valid_cases && report.failed == 0 && replay.empty() && options.cases >= 200)
+    if (options.check_coverage && draws_valid_cases && report.failed == 0 && replay.empty() && options.cases >= 100)
       for (const auto& category : expected_categories(context.kernel))
         if (!report.coverage.count(category)) report.missing_categories.push_back(category);
     reports.push_back(std::move(report));

@@ -1,0 +1,54 @@
+#pragma once
+// Shared by the tests that run the whole property catalogue against one kernel (the references, the
+// simulation, the CUDA kernel): one GoogleTest case per property, a fixed seed, and
+// KDA_PROPERTY_CASES to scale the run (default 100 cases per property).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kda/properties/runner.hpp"
+
+namespace kda::test {
+
+inline int cases_per_property() {
+  const char* env = std::getenv("KDA_PROPERTY_CASES");
+  return env ? std::atoi(env) : 100;
+}
+
+inline std::vector<std::string> property_names() {
+  std::vector<std::string> names;
+  for (const auto& p : props::catalogue()) names.push_back(p.name);
+  return names;
+}
+
+// "matches-reference" -> "matches_reference": a GoogleTest parameter name.
+inline std::string test_name(std::string property) {
+  for (auto& c : property)
+    if (c == '-') c = '_';
+  return property;
+}
+
+// Runs one property and expects every case to pass; a failure prints the table, the shrunk case and
+// the command that replays the run. print_table also shows the table on success.
+inline void expect_property_holds(Kernel& kernel, Kernel& model, const std::string& property, std::uint64_t seed,
+                                  bool print_table = false) {
+  props::CheckContext context{kernel, model};
+  props::RunOptions options;
+  options.properties = {property};
+  options.cases = cases_per_property();
+  options.seed = seed;
+  const auto reports = props::run_properties(context, options);
+  ASSERT_EQ(reports.size(), 1u);
+  std::ostringstream table;
+  props::print_reports(table, reports);
+  if (print_table) std::cout << table.str();
+  EXPECT_TRUE(reports[0].ok()) << table.str() << "replay: kda-oracle check --kernel " << kernel.name() << " --seed "
+                               << seed << " --cases " << options.cases;
+  EXPECT_EQ(reports[0].passed, options.cases);
+}
+
+}  // namespace kda::test
