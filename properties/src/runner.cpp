@@ -141,7 +141,7 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
   return reports;
 }
 
-void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports) {
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel) {
   os << std::left << std::setw(22) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
      << std::setw(8) << "failed" << std::setw(10) << "seconds" << '\n';
   for (const auto& r : reports)
@@ -150,7 +150,9 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports)
   for (const auto& r : reports) {
     if (!r.failure.empty()) {
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';
-      if (!r.replay.empty()) os << "replay: --properties " << r.property << " --replay '" << r.replay << "'\n";
+      if (!r.replay.empty())
+        os << "replay: kda-oracle check --kernel '" << kernel << "' --properties " << r.property << " --replay '"
+           << r.replay << "'\n";
     }
     for (const auto& c : r.missing_categories)
       os << "\nFAILED " << r.property << ": no case in category '" << c << "' in " << r.cases << " cases\n";

@@ -44,7 +44,7 @@ inline void expect_property_holds(Kernel& kernel, Kernel& model, const std::stri
   const auto reports = props::run_properties(context, options);
   ASSERT_EQ(reports.size(), 1u);
   std::ostringstream table;
-  props::print_reports(table, reports);
+  props::print_reports(table, reports, kernel.name());
   if (print_table) std::cout << table.str();
   EXPECT_TRUE(reports[0].ok()) << table.str() << "replay: kda-oracle check --kernel " << kernel.name() << " --seed "
                                << seed << " --cases " << options.cases;

@@ -87,7 +87,7 @@ Command add_check(CLI::App& app) {
                         << ')';
             std::cout << " (precision model " << kut.model->name() << ")\n";
             const auto reports = props::run_properties(context, args->run);
-            props::print_reports(std::cout, reports);
+            props::print_reports(std::cout, reports, args->kernel);
             if (args->coverage) props::print_coverage(std::cout, reports);
             bool ok = true;
             for (const auto& r : reports) ok &= r.ok();

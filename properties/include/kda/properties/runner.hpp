@@ -45,8 +45,9 @@ std::uint64_t property_seed(std::uint64_t seed, std::string_view name);
 
 std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options);
 
-// property | cases | passed | failed | seconds, then each failure with its replay string.
-void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports);
+// property | cases | passed | failed | seconds, then each failure with the command that replays
+// exactly its shrunk case (`kernel` is the --kernel argument that names the kernel under test).
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel = "NAME");
 void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
 
 }  // namespace kda::props
