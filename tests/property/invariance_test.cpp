@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "invariance_doubles.hpp"
-#include "kda/properties/runner.hpp"
+#include "../support/catalogue_check.hpp"
 
 namespace kda::test {
 namespace {
@@ -16,14 +16,11 @@ struct Expectation {
 
 props::PropertyReport run_one(Kernel& kernel, const std::string& property) {
   auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
-  props::CheckContext context{kernel, *model};
   props::RunOptions options;
   options.properties = {property};
   options.cases = 100;
   options.seed = 2026;
-  auto reports = props::run_properties(context, options);
-  EXPECT_EQ(reports.size(), 1u);
-  return reports.empty() ? props::PropertyReport{} : reports.front();
+  return run_property(kernel, *model, options);
 }
 
 class InvarianceCatches : public testing::TestWithParam<Expectation> {};

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "broken_kernels.hpp"
-#include "kda/properties/runner.hpp"
+#include "../support/catalogue_check.hpp"
 
 namespace kda::test {
 namespace {
@@ -19,7 +19,6 @@ struct Expectation {
 props::PropertyReport run_one(Kernel& kernel, const std::string& property, std::uint64_t seed, const std::string& replay = {},
                               std::optional<Problem>* failing_case = nullptr, int cases = 300) {
   auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
-  props::CheckContext context{kernel, *model};
   props::RunOptions options;
   options.properties = {property};
   options.cases = cases;
@@ -27,9 +26,7 @@ props::PropertyReport run_one(Kernel& kernel, const std::string& property, std::
   options.replay = replay;
   if (failing_case)
     options.on_failing_case = [failing_case](const std::string&, const Problem& p) { *failing_case = deep_copy(p); };
-  auto reports = props::run_properties(context, options);
-  EXPECT_EQ(reports.size(), 1u);
-  return reports.empty() ? props::PropertyReport{} : reports.front();
+  return run_property(kernel, *model, options);
 }
 
 class BrokenKernelIsCaught : public testing::TestWithParam<Expectation> {};

@@ -32,23 +32,29 @@ inline std::string test_name(std::string property) {
   return property;
 }
 
+// Runs exactly one property (options.properties names it) and returns its report.
+inline props::PropertyReport run_property(Kernel& kernel, Kernel& model, const props::RunOptions& options) {
+  props::CheckContext context{kernel, model};
+  auto reports = props::run_properties(context, options);
+  EXPECT_EQ(reports.size(), 1u);
+  return reports.empty() ? props::PropertyReport{} : reports.front();
+}
+
 // Runs one property and expects every case to pass; a failure prints the table, the shrunk case and
 // the command that replays the run. print_table also shows the table on success.
 inline void expect_property_holds(Kernel& kernel, Kernel& model, const std::string& property, std::uint64_t seed,
                                   bool print_table = false) {
-  props::CheckContext context{kernel, model};
   props::RunOptions options;
   options.properties = {property};
   options.cases = cases_per_property();
   options.seed = seed;
-  const auto reports = props::run_properties(context, options);
-  ASSERT_EQ(reports.size(), 1u);
+  const props::PropertyReport report = run_property(kernel, model, options);
   std::ostringstream table;
-  props::print_reports(table, reports, kernel.name());
+  props::print_reports(table, {report}, kernel.name());
   if (print_table) std::cout << table.str();
-  EXPECT_TRUE(reports[0].ok()) << table.str() << "replay: kda-oracle check --kernel " << kernel.name() << " --seed "
+  EXPECT_TRUE(report.ok()) << table.str() << "replay: kda-oracle check --kernel " << kernel.name() << " --seed "
                                << seed << " --cases " << options.cases;
-  EXPECT_EQ(reports[0].passed, options.cases);
+  EXPECT_EQ(report.passed, options.cases);
 }
 
 }  // namespace kda::test
