@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 # The GPU harness. Run ON a machine with an sm_90 GPU, from the repo root, with the binaries that
-# scripts/gpu-pack.sh built here in .carry/ (the device tool: `bash scripts/gpu-run.sh`, carry
-# [".carry"]). Runs, each step under a time limit, the whole well inside 8 minutes:
-#   nvidia-smi; the gpu-labelled tests (CUDA vs simulation bit for bit, the property catalogue against
-#   cuda-recurrent); compute-sanitizer memcheck, racecheck and initcheck on the named CUDA-vs-simulation
-#   cases (every kernel variant); the decode benchmark.
-# Writes to $OUT (default .carry/results): gpu-run.log (everything), decode_bench.json and
-# decode_bench.md (the benchmark), summary.json and summary.md (date, GPU, command, each step's exit
-# status and seconds). Exits non-zero when a step failed.
+# scripts/gpu-pack.sh built here in .carry/ (the device tool: `bash scripts/gpu-run.sh [PART...]`,
+# carry [".carry"]). Each step runs under a time limit. PARTs (default: all three; one device call
+# runs at most 10 minutes, so run them in two calls when the benchmarks are slow):
+#   decode   the token-serial kernel: the gpu-labelled tests (CUDA vs simulation bit for bit, the
+#            property catalogue against cuda-recurrent and against the example plugin wrapping it),
+#            compute-sanitizer memcheck, racecheck, initcheck and synccheck on the named CUDA-vs-
+#            simulation cases (every kernel variant), the decode benchmark and an Nsight Compute
+#            profile of one decode launch
+#   prefill  the chunked kernel: CUDA vs simulation within its bound, the catalogue against
+#            cuda-chunked, the four sanitizers on its named cases, its resource usage and HMMA count,
+#            the prefill benchmark
+#   anchors  FLA's kernels timed at the same shapes (bench/gpu/fla_anchor.py), the in-run anchor
+# Writes to $OUT (default .carry/results): gpu-run.log (everything), decode_bench.{json,md},
+# prefill_bench.{json,md}, fla_anchor.{json,md}, summary.json and summary.md (date, GPU, command,
+# each step's exit status and seconds). Exits non-zero when a step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-.carry/results}
 mkdir -p "$out"
+source scripts/gpu-unpack.sh
 bin=.carry/bin
-[ -x "$bin/cuda_vs_sim_test" ] || { echo "gpu-run: no $bin: run scripts/gpu-pack.sh first and carry .carry" >&2; exit 2; }
 export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The CUDA tools, wherever this image keeps them.
-for d in /usr/local/cuda/bin /usr/local/cuda/compute-sanitizer /opt/nvidia/*/compute-sanitizer; do
+for d in /usr/local/cuda/bin /usr/local/cuda/compute-sanitizer /opt/nvidia/*/compute-sanitizer /opt/nvidia/nsight-compute/*; do
   [ -d "$d" ] && PATH="$PATH:$d"
 done
 export PATH
@@ -58,17 +65,53 @@ no_skips() {
 }
 export -f no_skips
 
-sanitized_cases='--gtest_filter=CudaVsSim.NamedCasesBitIdentical:CudaVsSim.MixedStateDtypes'
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(decode prefill anchors)
+
+decode_part() {
+  local sanitized_cases='--gtest_filter=CudaVsSim.NamedCasesBitIdentical:CudaVsSim.MixedStateDtypes'
+  step resource-usage 20 cuobjdump --dump-resource-usage "$bin/decode_bench"
+  step cuda-vs-simulation 60 bash -c 'no_skips "$@"' _ "$bin/cuda_vs_sim_test"
+  step catalogue 120 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/cuda_catalogue_test"
+  step cuda-plugin 120 env KDA_PROPERTY_CASES=50 KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" \
+    bash -c 'no_skips "$@"' _ "$bin/cuda_plugin_test"
+  for tool in memcheck racecheck initcheck synccheck; do
+    step "sanitizer-$tool" 45 compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/cuda_vs_sim_test" "$sanitized_cases"
+  done
+  step benchmark 90 bash -c "set -o pipefail; '$bin/decode_bench' --json '$out/decode_bench.json' | tee '$out/decode_bench.md'"
+  # Hardware counters of one default decode launch (N = 64, the first size; ncu replays it): DRAM
+  # throughput and where the memory pipeline stalls. Firecracker runtimes only (H200.md); gVisor refuses.
+  step decode-profile 120 ncu --clock-control none -k regex:token_serial_kernel --launch-skip 3 --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+    "$bin/decode_bench" --reps 5
+}
+
+prefill_part() {
+  step chunked-resource-usage 20 cuobjdump --dump-resource-usage "$bin/prefill_bench"
+  step chunked-hmma 20 bash -c "cuobjdump -sass '$bin/prefill_bench' | grep -c HMMA"
+  step chunked-cuda-vs-simulation 120 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_vs_sim_test"
+  step chunked-catalogue 240 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_catalogue_test"
+  for tool in memcheck racecheck initcheck synccheck; do
+    step "chunked-sanitizer-$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "$bin/chunked_cuda_vs_sim_test" --gtest_filter=ChunkedCudaVsSim.NamedCases
+  done
+  step prefill-benchmark 300 bash -c "set -o pipefail; '$bin/prefill_bench' --json '$out/prefill_bench.json' | tee '$out/prefill_bench.md'"
+}
+
+anchors_part() {
+  step fla-anchor 300 env PYTHONPATH="$PWD/.carry/python" TRITON_CACHE_DIR="${TMPDIR:-/tmp}/kda-triton-cache" \
+    bash -c "set -o pipefail; python3 bench/gpu/fla_anchor.py --json '$out/fla_anchor.json' | tee '$out/fla_anchor.md'"
+}
+
 step nvidia-smi 20 nvidia-smi
 step libraries 10 ldd "$bin/cuda_vs_sim_test" "$bin/decode_bench"
-step resource-usage 20 cuobjdump --dump-resource-usage "$bin/decode_bench"
 step device-test 20 bash -c 'no_skips "$@"' _ "$bin/device_test"
-step cuda-vs-simulation 60 bash -c 'no_skips "$@"' _ "$bin/cuda_vs_sim_test"
-step catalogue 120 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/cuda_catalogue_test"
-for tool in memcheck racecheck initcheck; do
-  step "sanitizer-$tool" 45 compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/cuda_vs_sim_test" "$sanitized_cases"
+for part in "${parts[@]}"; do
+  case $part in
+    decode | prefill | anchors) "${part}_part" ;;
+    *) echo "gpu-run: unknown part '$part' (decode, prefill, anchors)"; failed=1 ;;
+  esac
 done
-step benchmark 90 bash -c "set -o pipefail; '$bin/decode_bench' --json '$out/decode_bench.json' | tee '$out/decode_bench.md'"
 
 {
   echo "# GPU run $started"

@@ -13,6 +13,7 @@ debian_packages=(
   libcli11-dev
   python3 python3-pip
   python3-h5py python3-numpy  # the golden-file interop test reads HDF5 with h5py and numpy alone
+  clang libclang-rt-dev libomp-dev  # scripts/fuzz.sh: clang, its libFuzzer and sanitizer runtimes, its OpenMP
 )
 
 missing=()

@@ -6,10 +6,10 @@
 
 #include "child_process.hpp"
 #include "contract_gate.hpp"
+#include "exec_answer.hpp"
 #include "exec_handshake.hpp"
 #include "kda/golden/case_io.hpp"
 #include "results_file.hpp"
-#include "rule_names.hpp"
 #include "temp_dir.hpp"
 
 namespace kda::adapters {
@@ -111,22 +111,21 @@ class ExecKernel final : public DeclaredKernel {
   }
 
   RunOutcome interpret(const std::string& line, const std::filesystem::path& results, Problem& problem) {
-    const std::string word = line.substr(0, line.find(' '));
-    const std::string rest = word.size() < line.size() ? line.substr(word.size() + 1) : "";
-    if (line == "ok") {
-      try {
-        return apply_results(results, kCaseName, problem);
-      } catch (const ResultsError& e) {
-        return abandon(std::string("answered ok, but ") + e.what());
-      }
+    const Answer answer = parse_answer(line);
+    switch (answer.kind) {
+      case Answer::Kind::ok:
+        try {
+          return apply_results(results, kCaseName, problem);
+        } catch (const ResultsError& e) {
+          return abandon(std::string("answered ok, but ") + e.what());
+        }
+      case Answer::Kind::rejected:
+        if (answer.rule) return RunOutcome::rejected({{*answer.rule, answer.message}});
+        return abandon("rejected the case with the unknown rule '" + answer.rule_name + "' (answer: '" + line + "')");
+      case Answer::Kind::error:
+        return RunOutcome::failed("exec adapter " + name() + " reported an error: " + answer.message);
+      case Answer::Kind::unparseable: break;
     }
-    if (word == "rejected") {
-      const std::string rule = rest.substr(0, rest.find(' '));
-      const std::string message = rule.size() < rest.size() ? rest.substr(rule.size() + 1) : "";
-      if (const auto r = rule_from_name(rule)) return RunOutcome::rejected({{*r, message}});
-      return abandon("rejected the case with the unknown rule '" + rule + "' (answer: '" + line + "')");
-    }
-    if (word == "error") return RunOutcome::failed("exec adapter " + name() + " reported an error: " + rest);
     return abandon("answered '" + line.substr(0, 200) +
                    "' (expected 'ok', 'rejected <rule> <message>' or 'error <message>')");
   }

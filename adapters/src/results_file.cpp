@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kda/golden/results_io.hpp"
+#include "kda/memory.hpp"
 #include "rule_names.hpp"
 
 namespace kda::adapters {
@@ -24,6 +25,8 @@ golden::CaseResult read_case(const std::filesystem::path& results, const std::st
   try {
     return golden::ResultsFile::open(results).read(case_name);
   } catch (const golden::FormatError& e) {
+    throw ResultsError(e.what());
+  } catch (const MemoryError& e) {
     throw ResultsError(e.what());
   }
 }

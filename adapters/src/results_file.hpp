@@ -16,7 +16,8 @@ struct ResultsError : std::runtime_error {
 // Case `case_name` of the results file: output buffers (every output tensor of the problem must come
 // back, each the whole buffer it views, in its dtype) are copied into the problem's buffers and give
 // ok; a rejection naming a contract rule gives rejected. Throws ResultsError saying what is wrong
-// (a file that is no results file, a missing or misshapen buffer, an unknown rule, "unsupported").
+// (a file that is no results file, a missing or misshapen buffer, buffers larger than the memory
+// available, an unknown rule, "unsupported").
 // Copies nothing unless everything checks out.
 RunOutcome apply_results(const std::filesystem::path& results, const std::string& case_name, Problem& problem);
 

@@ -64,6 +64,20 @@ struct StoredBuffer {
   bool used = false;
 };
 
+// What reading a case allocates, as its file declares it: every buffer with its guard bands and every
+// expected output (the declarations are checked against each other after the admission).
+ByteTotal declared_bytes(const In& kase) {
+  ByteTotal total;
+  if (kase.has("buffers")) {
+    const In group = kase.group("buffers", "group 'buffers'");
+    total.add(group.dataset_bytes().bytes());
+    total.add(group.members().size() * 2 * GuardedBuffer::kGuardBytes);
+  }
+  if (const auto expected = kase.optional_group("expected", "group 'expected'"))
+    total.add(expected->dataset_bytes().bytes());
+  return total;
+}
+
 std::map<std::string, StoredBuffer> read_buffers(const In& kase) {
   const In group = kase.group("buffers", "group 'buffers'").with_label(kase.label());
   std::map<std::string, StoredBuffer> buffers;
@@ -201,6 +215,7 @@ Case read_case(const In& cases, const std::string& name, ViewCheck check) {
   const In kase = cases.group(name, "case " + in_quotes(name));
   if (check == ViewCheck::inside_buffers_unless_contract)
     check = kase.has("contract") ? ViewCheck::well_formed_only : ViewCheck::inside_buffers;
+  require_memory(declared_bytes(kase), kase.label());
   Case c;
   read_problem_attributes(kase, c.problem);
   read_tensors(kase, c.problem, check);

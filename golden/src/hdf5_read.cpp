@@ -53,18 +53,30 @@ In In::dataset(const std::string& name, const std::string& label) const {
   return In(member(name, H5I_DATASET, "a dataset", label), label_ + ", " + label);
 }
 
-std::vector<std::string> In::members() const {
-  H5G_info_t info;
-  if (H5Gget_info(id(), &info) < 0) fail("cannot list members (HDF5: " + hdf5_error() + ")");
-  std::vector<std::string> names;
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t n = H5Lget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    if (n < 0) fail("cannot list members (HDF5: " + hdf5_error() + ")");
-    std::string name(static_cast<std::size_t>(n), '\0');
-    if (H5Lget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT) < 0)
-      fail("cannot list members (HDF5: " + hdf5_error() + ")");
-    names.push_back(std::move(name));
+// Both listings walk HDF5's index in its native order and sort the names afterwards. Listing links by
+// position (H5Lget_name_by_idx) builds a table of every link first, and libhdf5 1.10.8 frees the
+// uninitialised rest of it when a block of a corrupted dense group fails its checksum: a crash found
+// by fuzz_hdf5_readers (docs/reliability.md). The native walk reports the error; attribute names,
+// which HDF5 tabulates the same way, are listed the same way.
+namespace {
+
+template <class Info>
+herr_t collect_name(hid_t, const char* name, const Info*, void* names) noexcept {
+  try {
+    static_cast<std::vector<std::string>*>(names)->emplace_back(name);
+    return 0;
+  } catch (...) {
+    return -1;
   }
+}
+
+}  // namespace
+
+std::vector<std::string> In::members() const {
+  std::vector<std::string> names;
+  hsize_t at = 0;
+  if (H5Literate(id(), H5_INDEX_NAME, H5_ITER_NATIVE, &at, collect_name<H5L_info_t>, &names) < 0)
+    fail("cannot list members (HDF5: " + hdf5_error() + ")");
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -72,17 +84,10 @@ std::vector<std::string> In::members() const {
 bool In::has_attribute(const char* name) const { return H5Aexists(id(), name) > 0; }
 
 std::vector<std::string> In::attribute_names() const {
-  H5O_info_t info;
-  if (H5Oget_info2(id(), &info, H5O_INFO_NUM_ATTRS) < 0) fail("cannot list attributes (HDF5: " + hdf5_error() + ")");
   std::vector<std::string> names;
-  for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    const ssize_t n = H5Aget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    if (n < 0) fail("cannot list attributes (HDF5: " + hdf5_error() + ")");
-    std::string name(static_cast<std::size_t>(n), '\0');
-    if (H5Aget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT) < 0)
-      fail("cannot list attributes (HDF5: " + hdf5_error() + ")");
-    names.push_back(std::move(name));
-  }
+  hsize_t at = 0;
+  if (H5Aiterate2(id(), H5_INDEX_NAME, H5_ITER_NATIVE, &at, collect_name<H5A_info_t>, &names) < 0)
+    fail("cannot list attributes (HDF5: " + hdf5_error() + ")");
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -214,6 +219,24 @@ void In::read(hid_t mem_type, void* out) const {
   if (H5Sget_simple_extent_npoints(space.get()) == 0) return;
   if (H5Dread(id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
     fail("cannot be read (HDF5: " + hdf5_error() + ")");
+}
+
+ByteTotal In::dataset_bytes() const {
+  ByteTotal total;
+  for (const auto& name : members()) {
+    if (!has(name)) continue;
+    const ObjectId o(H5Oopen(id(), name.c_str(), H5P_DEFAULT));
+    if (!o.valid() || H5Iget_type(o.get()) != H5I_DATASET) continue;
+    const SpaceId space(H5Dget_space(o.get()));
+    const TypeId type(H5Dget_type(o.get()));
+    const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    const std::size_t size = type.valid() ? H5Tget_size(type.get()) : 0;
+    if (n < 0 || size == 0) fail("dataset '" + name + "' has no readable size (HDF5: " + hdf5_error() + ")");
+    std::uint64_t bytes = 0;
+    total.add(__builtin_mul_overflow(static_cast<std::uint64_t>(n), size, &bytes) ? std::nullopt
+                                                                                  : std::optional<std::uint64_t>(bytes));
+  }
+  return total;
 }
 
 }  // namespace kda::golden::detail

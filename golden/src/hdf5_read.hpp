@@ -8,6 +8,7 @@
 
 #include "hdf5_handles.hpp"
 #include "kda/golden/case_io.hpp"
+#include "kda/memory.hpp"
 
 namespace kda::golden::detail {
 
@@ -44,6 +45,9 @@ class In {
   std::vector<std::int64_t> dims(std::initializer_list<hid_t> accepted, const std::string& type_name,
                                  int max_rank) const;
   void read(hid_t mem_type, void* out) const;
+  // The memory the datasets directly in this group take once read (elements x stored element size),
+  // counted before any is read.
+  ByteTotal dataset_bytes() const;
 
  private:
   AttributeId attribute(const char* name, H5T_class_t type_class, const char* class_name) const;

@@ -151,6 +151,7 @@ CaseResult ResultsFile::read(const std::string& name) const {
   if (int{rejected} + int{unsupported} + int{!members.empty()} != 1)
     kase.fail("must hold exactly one of: output datasets, the attributes 'rejected_rule' and 'rejected_message', "
               "or the attribute 'unsupported'");
+  require_memory(kase.dataset_bytes(), kase.label());
   CaseResult r;
   if (rejected) r.rejection = Rejection{kase.text("rejected_rule"), kase.text("rejected_message")};
   if (unsupported) r.unsupported = kase.text("unsupported");

@@ -77,7 +77,8 @@ void install(const CaseResult& result, Problem& p, const std::string& label) {
   }
   for (const auto& [tensor, t] : outputs) {
     if (!t) continue;
-    const auto b = std::find_if(result.outputs.begin(), result.outputs.end(), [&](auto& o) { return o.tensor == tensor; });
+    const auto b = std::find_if(result.outputs.begin(), result.outputs.end(),
+                                [name = tensor](auto& o) { return o.tensor == name; });  // clang < 16: no binding captures
     const std::string what = label + ": output '" + tensor + "'";
     if (b == result.outputs.end()) throw FormatError(what + " is missing (the case has that output tensor)");
     if (b->dtype != t->dtype())

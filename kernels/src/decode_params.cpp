@@ -19,14 +19,13 @@ TensorRef ref_of(const std::optional<Tensor>& t, const PayloadAddress& payload) 
   return t ? ref_of(*t, payload) : TensorRef{};
 }
 
-// A state tensor [lead, HV, ..] with its last two strides ordered (v, k) whatever the layout.
+}  // namespace
+
 TensorRef state_ref(const std::optional<Tensor>& t, StateLayout layout, const PayloadAddress& payload) {
   TensorRef r = ref_of(t, payload);
   if (t && layout == StateLayout::kv) std::swap(r.stride[2], r.stride[3]);
   return r;
 }
-
-}  // namespace
 
 const Capabilities& token_serial_capabilities() {
   static const Capabilities caps = [] {

@@ -156,10 +156,11 @@ Problem expand_gva(const Problem& p) {
   Problem e = deep_copy(p);
   const i64 group = p.HV / p.H;
   e.H = p.HV;
-  for (auto [src, dst] : {std::pair{&p.q, &e.q}, std::pair{&p.k, &e.k}}) {
-    Tensor wide = Tensor::zeros(src->name(), src->dtype(), {p.B, p.T, p.HV, p.K});
+  for (auto [narrow, dst] : {std::pair{&p.q, &e.q}, std::pair{&p.k, &e.k}}) {
+    const Tensor& src = *narrow;  // lambdas cannot capture structured bindings before clang 16
+    Tensor wide = Tensor::zeros(src.name(), src.dtype(), {p.B, p.T, p.HV, p.K});
     for_each_index(Shape{p.B, p.T, p.HV}, [&](std::span<const i64> i) {
-      copy_row(*src, src->view.element_at({i[0], i[1], i[2] / group, 0}), wide,
+      copy_row(src, src.view.element_at({i[0], i[1], i[2] / group, 0}), wide,
                wide.view.element_at({i[0], i[1], i[2], 0}), p.K);
     });
     *dst = std::move(wide);

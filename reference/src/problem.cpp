@@ -50,9 +50,10 @@ std::string Problem::describe() const {
   // problems the contract rejects.
   auto integers = [&](const char* name, const std::optional<Tensor>& t) {
     if (!t) return;
-    const auto extent = t->view.byte_extent();
-    const bool readable = t->buffer && t->view.rank() == 1 && !is_float(t->dtype()) &&
-                          (!extent || (extent->begin >= 0 && extent->end <= static_cast<std::int64_t>(t->buffer->size())));
+    const bool well_formed = t->buffer && t->view.rank() == 1 && t->view.strides.size() == 1 && !is_float(t->dtype());
+    const auto extent = well_formed ? t->view.byte_extent() : std::nullopt;
+    const bool readable =
+        well_formed && (!extent || (extent->begin >= 0 && extent->end <= static_cast<std::int64_t>(t->buffer->size())));
     s << ' ' << name << '=';
     if (!readable) {
       s << "<unreadable>";

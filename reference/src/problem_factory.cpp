@@ -7,7 +7,22 @@
 #include <random>
 #include <stdexcept>
 
+#include "kda/memory.hpp"
+
 namespace kda {
+
+namespace {
+
+// Chunks over all sequences, from the spec (Problem::total_chunks reads cu_seqlens).
+std::int64_t total_chunks(const ProblemSpec& s) {
+  const std::int64_t C = s.options.chunk_size;
+  std::int64_t chunks = 0;
+  if (C > 0)
+    for (auto L : s.lengths) chunks += (L + C - 1) / C;
+  return chunks;
+}
+
+}  // namespace
 
 Problem make_problem(const ProblemSpec& s) {
   Problem p;
@@ -18,52 +33,57 @@ Problem make_problem(const ProblemSpec& s) {
   if (s.varlen) {
     p.B = 1;
     p.T = std::accumulate(s.lengths.begin(), s.lengths.end(), std::int64_t{0});
-    p.cu_seqlens = Tensor::zeros("cu_seqlens", s.cu_seqlens_dtype, {p.N + 1});
-    std::int64_t at = 0;
-    for (std::int64_t n = 0; n <= p.N; ++n) {
-      p.cu_seqlens->set_integer(n, at);
-      if (n < p.N) at += s.lengths[static_cast<std::size_t>(n)];
-    }
   } else {
     p.B = p.N;
     p.T = s.lengths.empty() ? 0 : s.lengths.front();
     for (auto L : s.lengths)
       if (L != p.T) throw std::invalid_argument("make_problem: a non-varlen batch needs equal lengths");
   }
-  const Shape head_state = p.state_head_shape();
-  auto with_state = [&](std::int64_t lead, std::int64_t second = -1) {
-    Shape sh{lead};
-    if (second >= 0) sh.push_back(second);
-    sh.push_back(p.HV);
-    sh.insert(sh.end(), head_state.begin(), head_state.end());
-    return sh;
+  // Every view first, then one admission check for all the buffers, then the buffers.
+  std::vector<std::pair<const char*, Tensor*>> planned;
+  auto plan = [&](const char* name, Tensor& t, DType dtype, Shape shape) {
+    t.view = contiguous_view(dtype, std::move(shape));
+    planned.emplace_back(name, &t);
   };
-  p.q = Tensor::zeros("q", s.input_dtype, {p.B, p.T, p.H, p.K});
-  p.k = Tensor::zeros("k", s.input_dtype, {p.B, p.T, p.H, p.K});
-  p.v = Tensor::zeros("v", s.input_dtype, {p.B, p.T, p.HV, p.V});
-  p.g = Tensor::zeros("g", s.input_dtype, {p.B, p.T, p.HV, p.K});
-  p.beta = Tensor::zeros("beta", s.input_dtype, {p.B, p.T, p.HV});
-  p.o = Tensor::zeros("o", s.output_dtype, {p.B, p.T, p.HV, p.V});
-  if (s.with_A_log) p.A_log = Tensor::zeros("A_log", DType::f32, {p.HV});
-  if (s.with_dt_bias) p.dt_bias = Tensor::zeros("dt_bias", DType::f32, {p.HV * p.K});
-  if (s.state == StateSource::dense) p.initial_state = Tensor::zeros("initial_state", s.state_dtype, with_state(p.N));
+  const Shape head_state = p.state_head_shape();
+  auto with_state = [&](Shape lead) {
+    lead.push_back(p.HV);
+    lead.insert(lead.end(), head_state.begin(), head_state.end());
+    return lead;
+  };
+  if (s.varlen) plan("cu_seqlens", p.cu_seqlens.emplace(), s.cu_seqlens_dtype, {p.N + 1});
+  plan("q", p.q, s.input_dtype, {p.B, p.T, p.H, p.K});
+  plan("k", p.k, s.input_dtype, {p.B, p.T, p.H, p.K});
+  plan("v", p.v, s.input_dtype, {p.B, p.T, p.HV, p.V});
+  plan("g", p.g, s.input_dtype, {p.B, p.T, p.HV, p.K});
+  plan("beta", p.beta, s.input_dtype, {p.B, p.T, p.HV});
+  plan("o", p.o, s.output_dtype, {p.B, p.T, p.HV, p.V});
+  if (s.with_A_log) plan("A_log", p.A_log.emplace(), DType::f32, {p.HV});
+  if (s.with_dt_bias) plan("dt_bias", p.dt_bias.emplace(), DType::f32, {p.HV * p.K});
+  if (s.state == StateSource::dense) plan("initial_state", p.initial_state.emplace(), s.state_dtype, with_state({p.N}));
   if (s.state != StateSource::pool && s.final_state)
-    p.final_state = Tensor::zeros("final_state", s.state_dtype, with_state(p.N));
+    plan("final_state", p.final_state.emplace(), s.state_dtype, with_state({p.N}));
   if (s.state == StateSource::pool) {
-    const std::int64_t slots = s.pool_slots ? s.pool_slots : p.N + 2;
-    View pool = contiguous_view(s.state_dtype, with_state(slots), s.pool_offset);
-    if (s.pool_slot_stride) pool.strides[0] = s.pool_slot_stride;
-    p.state_pool = Tensor::with_view("state_pool", pool);
-    p.state_indices = Tensor::zeros("state_indices", DType::i32, {p.N});
-    for (std::int64_t n = 0; n < p.N; ++n)
-      p.state_indices->set_integer(n, s.indices.empty() ? n + 1 : s.indices[static_cast<std::size_t>(n)]);
+    plan("state_pool", p.state_pool.emplace(), s.state_dtype, with_state({s.pool_slots ? s.pool_slots : p.N + 2}));
+    p.state_pool->view.offset = s.pool_offset;
+    if (s.pool_slot_stride) p.state_pool->view.strides[0] = s.pool_slot_stride;
+    plan("state_indices", p.state_indices.emplace(), DType::i32, {p.N});
   }
-  if (s.chunk_states) p.chunk_states = Tensor::zeros("chunk_states", s.state_dtype, with_state(p.total_chunks()));
-  if (s.token_states) {
-    Shape sh{p.B, p.T, p.HV};
-    sh.insert(sh.end(), head_state.begin(), head_state.end());
-    p.token_states = Tensor::zeros("token_states", s.state_dtype, sh);
-  }
+  if (s.chunk_states) plan("chunk_states", p.chunk_states.emplace(), s.state_dtype, with_state({total_chunks(s)}));
+  if (s.token_states) plan("token_states", p.token_states.emplace(), s.state_dtype, with_state({p.B, p.T}));
+
+  ByteTotal total;
+  for (const auto& [name, t] : planned) total.add(Tensor::buffer_bytes(t->view));
+  require_memory(total, "make_problem: the " + std::to_string(planned.size()) + " buffers of " + p.describe());
+  for (auto& [name, t] : planned) *t = Tensor::with_view(name, std::move(t->view));
+
+  if (p.cu_seqlens)
+    for (std::int64_t n = 0, at = 0; n <= p.N; ++n) {
+      p.cu_seqlens->set_integer(n, at);
+      if (n < p.N) at += s.lengths[static_cast<std::size_t>(n)];
+    }
+  for (std::int64_t n = 0; p.state_indices && n < p.N; ++n)
+    p.state_indices->set_integer(n, s.indices.empty() ? n + 1 : s.indices[static_cast<std::size_t>(n)]);
   return p;
 }
 

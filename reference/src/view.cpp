@@ -9,12 +9,12 @@
 namespace kda {
 
 std::int64_t View::numel() const {
-  // Saturates instead of overflowing: hostile shapes reach here before the contract rejects them.
+  // An empty dim empties the view whatever the others hold; otherwise saturates instead of
+  // overflowing: hostile shapes reach here before the contract rejects them.
+  if (std::any_of(shape.begin(), shape.end(), [](std::int64_t s) { return s <= 0; })) return 0;
   std::int64_t n = 1;
-  for (auto s : shape) {
-    if (s <= 0) return 0;
+  for (auto s : shape)
     if (__builtin_mul_overflow(n, s, &n)) return std::numeric_limits<std::int64_t>::max();
-  }
   return n;
 }
 
@@ -30,18 +30,20 @@ __extension__ using Wide = __int128;  // GCC/Clang 128-bit integer (no overflow 
 
 std::optional<ByteRange> View::byte_extent() const {
   if (numel() <= 0) return std::nullopt;
-  // 128-bit sums, clamped to the 64-bit range: hostile views must give an (absurd) answer the
-  // contract rejects, never signed-overflow undefined behaviour.
-  Wide lo = offset, hi = offset;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    const Wide reach = static_cast<Wide>(shape[d] - 1) * strides[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  const auto es = static_cast<Wide>(size_of(dtype));
+  // 128-bit arithmetic clamped to the 64-bit range at every step: hostile views must give an (absurd)
+  // answer the contract rejects, never signed-overflow undefined behaviour. A product of two 64-bit
+  // values fits 127 bits, and lo only falls and hi only rises, so clamping as it goes clamps the result.
   auto clamp = [](Wide x) {
     constexpr auto max = std::numeric_limits<std::int64_t>::max(), min = std::numeric_limits<std::int64_t>::min();
     return static_cast<std::int64_t>(x > max ? max : x < min ? min : x);
   };
+  Wide lo = offset, hi = offset;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const Wide reach = static_cast<Wide>(shape[d] - 1) * strides[d];
+    Wide& side = reach < 0 ? lo : hi;
+    side = clamp(side + reach);
+  }
+  const auto es = static_cast<Wide>(size_of(dtype));
   return ByteRange{clamp(lo * es), clamp((hi + 1) * es)};
 }
 

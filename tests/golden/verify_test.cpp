@@ -11,8 +11,10 @@
 #include <fstream>
 #include <functional>
 
+#include "../support/scoped_env.hpp"
 #include "kda/golden/generate.hpp"
 #include "kda/golden/verify.hpp"
+#include "kda/memory.hpp"
 #include "kda/reference_kernel.hpp"
 
 namespace kda::golden {
@@ -268,6 +270,22 @@ TEST_F(Verify, ResultBuffersThatDoNotFitTheCaseAreRefused) {
     edit(bad, damage.change);
     expect_format_error([&] { verify_results(bad); }, damage.fragments);
   }
+}
+
+// An output declared 1 GiB against 256 MiB available: refused before it is read (else the reader would
+// allocate it, and only then find that it does not fit the case).
+TEST_F(Verify, ResultBuffersBeyondTheMemoryAvailableAreRefusedBeforeReading) {
+  const fs::path huge = results("huge.h5");
+  edit(huge, [](hid_t f) { replace_dataset(f, "/cases/chunk_boundaries/o", H5T_IEEE_F32LE, {hsize_t{1} << 28}, "f32"); });
+  const test::ScopedEnv limit("KDA_MEMORY_LIMIT", "268435456");
+  std::string message;
+  try {
+    ResultsFile::open(huge).read("chunk_boundaries");
+  } catch (const MemoryError& e) {
+    message = e.what();
+  }
+  for (const std::string fragment : {"huge.h5', case 'chunk_boundaries' needs 10737", "more than the 268435456 bytes"})
+    EXPECT_NE(message.find(fragment), std::string::npos) << "'" << message << "' lacks '" << fragment << "'";
 }
 
 TEST_F(Verify, DamagedResultsFilesAreRefused) {

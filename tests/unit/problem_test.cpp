@@ -85,6 +85,18 @@ TEST(Problem, DescribeIsOneLineWithEveryTensor) {
     EXPECT_NE(d.find(part), std::string::npos) << part << " missing from: " << d;
 }
 
+// Found by fuzz_contract: describe() computed the extent of a cu_seqlens view with fewer strides
+// than dims, reading past the strides (AddressSanitizer: heap-buffer-overflow).
+TEST(Problem, DescribeLeavesMalformedIndexTensorsUnread) {
+  ProblemSpec spec;
+  spec.lengths = {2, 3};
+  Problem p = make_problem(spec);
+  p.cu_seqlens->view.strides.clear();
+  EXPECT_NE(p.describe().find("cu_seqlens=<unreadable>"), std::string::npos) << p.describe();
+  p.cu_seqlens->view = View{DType::i32, {3, 1}, {1}, 0};
+  EXPECT_NE(p.describe().find("cu_seqlens=<unreadable>"), std::string::npos) << p.describe();
+}
+
 TEST(Problem, DeepCopyDuplicatesBuffersAndKeepsSharing) {
   ProblemSpec spec;
   spec.lengths = {4};

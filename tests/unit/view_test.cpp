@@ -1,6 +1,7 @@
 // Strided views: addressing, extents of padded / permuted / zero-size views, and typed access.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "kda/buffer.hpp"
@@ -43,6 +44,26 @@ TEST(View, ZeroSizeDimsHaveNoExtentAndNoElements) {
   int visited = 0;
   for_each_index(v.shape, [&](auto) { ++visited; });
   EXPECT_EQ(visited, 0);
+}
+
+// Found by fuzz_contract: the count used to saturate at the first overflowing product, before it saw
+// a later zero dim, and call such a view full.
+TEST(View, AZeroDimEmptiesAViewWhateverTheOtherDims) {
+  const View v{DType::f32, {std::int64_t{1} << 40, std::int64_t{1} << 40, 0}, {1, 1, 1}, 0};
+  EXPECT_EQ(v.numel(), 0);
+  EXPECT_FALSE(v.byte_extent());
+}
+
+// Found by fuzz_contract: four dims of 2^63 - 1 elements at stride 2^63 - 1 overflowed the 128-bit
+// sums (undefined behaviour) instead of clamping to the 64-bit range.
+TEST(View, HostileExtentsClampToTheInt64Range) {
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max(), min = std::numeric_limits<std::int64_t>::min();
+  const View up{DType::f64, {max, max, max, max}, {max, max, max, max}, 0};
+  EXPECT_EQ(up.byte_extent()->begin, 0);
+  EXPECT_EQ(up.byte_extent()->end, max);
+  const View down{DType::f64, {max, max, max, max}, {-max, -max, -max, -max}, 0};
+  EXPECT_EQ(down.byte_extent()->begin, min);
+  EXPECT_EQ(down.byte_extent()->end, 8);
 }
 
 TEST(View, ForEachIndexIsRowMajor) {

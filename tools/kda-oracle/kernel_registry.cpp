@@ -5,9 +5,12 @@
 
 #include "kda/adapters/exec_kernel.hpp"
 #include "kda/adapters/plugin_kernel.hpp"
+#include "kda/kernels/chunked_precision_model.hpp"
+#include "kda/kernels/chunked_prefill_sim.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
 #include "kda/reference_kernel.hpp"
 #if KDA_HAVE_CUDA
+#include "kda/kernels/cuda_chunked_kernel.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 #endif
 
@@ -32,8 +35,10 @@ std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const auto& e : kReferences) names.emplace_back(e.name);
   names.emplace_back("sim-recurrent");
+  names.emplace_back("sim-chunked");
 #if KDA_HAVE_CUDA
   names.emplace_back("cuda-recurrent");
+  names.emplace_back("cuda-chunked");
 #endif
   names.emplace_back("plugin:PATH");
   names.emplace_back("exec:COMMAND");
@@ -52,8 +57,12 @@ KernelUnderTest make_kernel(const std::string& name, const KernelOptions& option
   }
   // Our CUDA kernel and its CPU simulation are fp32 kernels too (docs/cuda-decode.md).
   if (name == "sim-recurrent") return {kernels::make_sim_recurrent_kernel(), fp32_model()};
+  // The chunked tensor-core kernel rounds its intermediates and operands to 11 bits by design: its model
+  // rounds the same values the same way (docs/cuda-prefill.md).
+  if (name == "sim-chunked") return {kernels::make_sim_chunked_kernel(), kernels::make_chunked_precision_model()};
 #if KDA_HAVE_CUDA
   if (name == "cuda-recurrent") return {kernels::make_cuda_recurrent_kernel(), fp32_model()};
+  if (name == "cuda-chunked") return {kernels::make_cuda_chunked_kernel(), kernels::make_chunked_precision_model()};
 #endif
   for (const auto& e : kReferences)
     if (name == e.name)

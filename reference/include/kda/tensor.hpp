@@ -1,6 +1,7 @@
 #pragma once
 // A tensor is a strided view into a guard-banded buffer. Several tensors may share one buffer
 // (q, k and v as slices of a fused projection, an output aliasing an input).
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,8 @@ struct Tensor {
   static Tensor zeros(std::string name, DType dtype, Shape shape);
   // A view into a fresh buffer sized to hold it exactly (offset and padding included), zero-filled.
   static Tensor with_view(std::string name, View view);
+  // The memory with_view takes for a view: its payload and the two guard bands.
+  static std::uint64_t buffer_bytes(const View& view);
 
   const std::string& name() const { return buffer->name(); }
   DType dtype() const { return view.dtype; }

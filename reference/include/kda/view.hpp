@@ -38,7 +38,8 @@ struct View {
   std::int64_t element_at(std::initializer_list<std::int64_t> index) const {
     return element_at(std::span<const std::int64_t>(index.begin(), index.size()));
   }
-  // Bytes the view may touch; nullopt when it has no elements.
+  // Bytes the view may touch; nullopt when it has no elements. Needs as many strides as dims;
+  // clamped to the int64 range for views beyond it.
   std::optional<ByteRange> byte_extent() const;
   bool is_contiguous() const;
   std::string describe() const;  // "bf16[1,130,2,64]/(16640,128,64,1)+0"

@@ -6,8 +6,10 @@
 // The file layout is specified in golden/SCHEMA.md, precisely enough for an h5py reader.
 //
 // Errors: FormatError for anything wrong with a file being read (the message names the file, the
-// case and the object); std::invalid_argument for a case that cannot be written (the message says
-// why); std::runtime_error when HDF5 fails to write. HDF5 never prints to stderr from here.
+// case and the object); kda::MemoryError (kda/memory.hpp) when a case's stored payloads would not fit
+// in the memory available, before any is allocated; std::invalid_argument for a case that cannot be
+// written (the message says why); std::runtime_error when HDF5 fails to write. HDF5 never prints to
+// stderr from here.
 // Not thread-safe: use one File from one thread at a time.
 #include <cstdint>
 #include <filesystem>

@@ -5,8 +5,9 @@
 // own layout and dtype), or the rejection it raised, or the reason it cannot run such a case.
 // The layout is in golden/SCHEMA.md ("Results files").
 //
-// Errors as in case_io.hpp: FormatError for a file being read, std::invalid_argument for what
-// cannot be written, std::runtime_error when HDF5 fails to write. Not thread-safe.
+// Errors as in case_io.hpp: FormatError for a file being read, kda::MemoryError for outputs that
+// would not fit in memory (before any is allocated), std::invalid_argument for what cannot be
+// written, std::runtime_error when HDF5 fails to write. Not thread-safe.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>

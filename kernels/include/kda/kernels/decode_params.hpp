@@ -68,6 +68,10 @@ std::string token_serial_unsupported(const Problem& problem);
 // Where a buffer's payload lives for the code that runs: the host buffer itself, or its device mirror.
 using PayloadAddress = std::function<std::byte*(GuardedBuffer&)>;
 
+// A state tensor [lead, HV, ..] (lead: sequence, slot or chunk) with its last two strides ordered (v, k)
+// whatever the layout; absent: data nullptr.
+TensorRef state_ref(const std::optional<Tensor>& t, StateLayout layout, const PayloadAddress& payload);
+
 DecodeParams make_decode_params(const Problem& problem, const PayloadAddress& payload, int steps = kDefaultSteps);
 
 }  // namespace kda::kernels

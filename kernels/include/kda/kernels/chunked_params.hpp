@@ -1,0 +1,76 @@
+#pragma once
+// One KDA prefill call as the chunked kernel executes it (docs/cuda-prefill.md): the call's tensors and
+// options (the decode kernel's DecodeParams, whose access helpers both kernels share), the chunk-start
+// states, the chunk table computed on the host from the Problem, and the workspace where stage A leaves
+// each chunk's intermediates for stage B. The CUDA launcher builds it with device addresses, the CPU
+// simulation with host ones, from a Problem that passes the strict contract.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kda/kernels/decode_params.hpp"
+
+namespace kda::kernels {
+
+inline constexpr int kChunk = 64;     // tokens per chunk (the last chunk of a sequence may be shorter)
+inline constexpr int kSubBlock = 16;  // rows per sub-block of Aqk and Akk
+
+// One chunk: tokens [first, first + length) of batch row `row`, a chunk of sequence `sequence`.
+struct ChunkEntry {
+  std::int64_t row = 0, first = 0;
+  std::int32_t length = 0, sequence = 0;
+};
+
+// Every sequence's chunks in order, sequences in order: entry c is row c of chunk_states.
+// sequence_chunks[n] .. sequence_chunks[n + 1] are sequence n's entries (N + 1 values).
+struct ChunkTable {
+  std::vector<ChunkEntry> chunks;
+  std::vector<std::int64_t> sequence_chunks;
+};
+ChunkTable make_chunk_table(const Problem& problem);
+
+// Stage A's outputs, per (chunk c, value head hv), element (c * HV + hv) of each array; fp16 bits
+// (every value is bounded: see docs/cuda-prefill.md) except the fp32 decay. Rows past a chunk's
+// length are zero.
+struct ChunkedWorkspace {
+  std::uint16_t* qg = nullptr;   // [64][K] q exp(Γ), q l2-normalised and scaled
+  std::uint16_t* kg = nullptr;   // [64][K] k exp(Γlast - Γ)
+  std::uint16_t* w = nullptr;    // [64][K] (I + Akk)^-1 (beta k exp(Γ))
+  std::uint16_t* u = nullptr;    // [64][V] (I + Akk)^-1 (beta v)
+  std::uint16_t* aqk = nullptr;  // [64][64] Aqk, zero above the diagonal
+  float* decay = nullptr;        // [K] exp(Γlast)
+};
+std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V);
+// The arrays laid out one after the other from `base` (256-byte aligned, as cudaMalloc gives).
+ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
+                                         std::int64_t V);
+
+struct ChunkedParams {
+  DecodeParams call;        // the tensors and options; call.split is not used
+  TensorRef chunk_states;   // strides ordered (chunk, value head, v, k) whatever the layout; absent: no data
+  const ChunkEntry* chunks = nullptr;
+  const std::int64_t* sequence_chunks = nullptr;
+  std::int64_t num_chunks = 0;
+  ChunkedWorkspace work;
+};
+
+// What the kernel and its simulation compute: prefill with chunk size 64; q, k, v, g, beta in bf16,
+// fp16 or fp32 through any strided view; o in any float dtype; fp32 or bf16 states in either layout
+// from any source (pools in place); K and V of 64 or 128; every preprocessing option; chunk-start
+// states; no token states.
+const Capabilities& chunked_capabilities();
+// Empty when the kernel can run the problem, else what it cannot do (the capabilities, plus the dtype
+// of every activation).
+std::string chunked_unsupported(const Problem& problem);
+
+// What every entry point does first: the strict profile (rejected with the violations, nothing written),
+// then the capabilities (failed, naming what `kernel` does not support); ok when the call can run.
+RunOutcome admit_chunked(const Problem& problem, const std::string& kernel);
+
+// table_chunks and table_sequences: where make_chunk_table's arrays live for the code that runs.
+ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& payload,
+                                  const ChunkEntry* table_chunks, const std::int64_t* table_sequences,
+                                  std::int64_t num_chunks, std::byte* workspace);
+
+}  // namespace kda::kernels

@@ -1,0 +1,21 @@
+#pragma once
+// The precision model of the chunked tensor-core kernel (sim-chunked, cuda-chunked): the chunked form of
+// kda-facts §2, written independently of the kernel (Eigen, fp64, no tiling), that rounds exactly the
+// values the kernel stores or feeds to tensor cores at 11 significant bits and computes everything else
+// in fp64:
+//   fp16: qg = q exp(Γ), kg = k exp(Γlast - Γ), w, u, Aqk (the intermediates stage A stores);
+//   tf32 (round to nearest, ties away): the anchored operands q_i exp(Γi - Γr), k_i exp(Γi - Γr) and
+//         k_j exp(Γr - Γj) of the off-diagonal sub-blocks, the state S and v_new where they enter a product.
+// It is the "same-precision run" of FlashAttention's rule (kda-facts §5): the catalogue judges the
+// kernel's error against twice this model's error. A kernel with an arithmetic bug lands far outside it,
+// while the unavoidable cost of 11-bit operands is in the model too.
+#include <memory>
+
+#include "kda/kernel.hpp"
+
+namespace kda::kernels {
+
+// "model-chunked-fp16": same capabilities as the kernel; validates the strict profile first.
+std::unique_ptr<Kernel> make_chunked_precision_model();
+
+}  // namespace kda::kernels

@@ -1,0 +1,38 @@
+#pragma once
+// The CUDA chunked prefill for Hopper (sm_90a) on tensor cores (mma.sync m16n8k8 tf32, fp32 accumulate):
+//   stage A (prepare), one block per (chunk, value head): gate, l2norm, beta, the decays, Aqk and Akk
+//     (off-diagonal 16-row sub-blocks on tensor cores, diagonal ones element-wise), the exact forward
+//     substitution for u and w; the intermediates go to a workspace in fp16;
+//   stage B (scan), one block per (sequence, value head, 32 value channels): the state in registers,
+//     chunk after chunk: v_new = u - w S, o = qg S + Aqk v_new, S = exp(Γlast) S + kg^T v_new.
+// Design, numerics and the bound against the simulation: docs/cuda-prefill.md.
+#include <cuda_runtime_api.h>
+
+#include "kda/kernel.hpp"
+#include "kda/kernels/chunked_params.hpp"
+
+namespace kda::kernels {
+
+// The device side of one call: the chunk table and the workspace in device memory (allocated here,
+// freed by the destructor; the kernels must be done by then) and the params with device addresses.
+// Throws std::runtime_error naming the CUDA error. The problem must have passed admit_chunked.
+class ChunkedDeviceCall {
+ public:
+  ChunkedDeviceCall(const Problem& problem, const PayloadAddress& device_payload);
+  ChunkedDeviceCall(const ChunkedDeviceCall&) = delete;
+  ChunkedDeviceCall& operator=(const ChunkedDeviceCall&) = delete;
+  ~ChunkedDeviceCall();
+  const ChunkedParams& params() const { return params_; }
+
+ private:
+  void* table_ = nullptr;
+  void* workspace_ = nullptr;
+  ChunkedParams params_;
+};
+
+// The two stages, each on `stream`, without synchronizing; both together in order.
+cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t stream);
+cudaError_t launch_chunked_scan(const ChunkedParams& params, cudaStream_t stream);
+cudaError_t launch_chunked_prefill(const ChunkedParams& params, cudaStream_t stream);
+
+}  // namespace kda::kernels

@@ -1,0 +1,208 @@
+#pragma once
+// The element-wise arithmetic of the chunked kernel's stage A (one chunk of 64 tokens, one value head),
+// shared by the CUDA kernel (chunked_prefill.cu, on shared memory) and its CPU simulation
+// (chunked_prefill_sim.cpp, on host arrays), so that both round at the same points to the same bits
+// (decode_math.hpp). Only the tensor-core products (off-diagonal Aqk and Akk blocks, stage B) are
+// outside this header. Notation of kda-facts §2; alpha = exp(g) is the per-token decay, so that
+// exp(Γi - Γj) = alpha_{j+1} ... alpha_i: every decay factor here is such a product over tokens
+// j < t <= i of the chunk, never a quotient, so every factor is <= 1 (no positive exponent) and no
+// row later than i enters row i (causal by construction). docs/cuda-prefill.md explains the choice.
+#include <cstdint>
+
+#include "kda/kernels/chunked_params.hpp"
+#include "kda/kernels/detail/decode_access.hpp"
+
+// Loops over register arrays must be unrolled on the device (else the arrays go to local memory).
+#if defined(__CUDA_ARCH__)
+#define KDA_UNROLL _Pragma("unroll")
+#else
+#define KDA_UNROLL
+#endif
+
+namespace kda::kernels::stage_a {
+
+// Row stride of the [64][K] fp32 tiles: K + 4 keeps the tensor-core fragment loads free of shared-memory
+// bank conflicts (row g, column t of a fragment lands in bank 4g + t).
+template <int K>
+inline constexpr int kLd = K + 4;
+// Rows of the anchored key tile: for anchors r = 16, 32, 48, rows j < r, anchor r's rows from kb_first(r).
+inline constexpr int kAnchoredRows = 16 + 32 + 48;
+KDA_HD constexpr int kb_first(int r) { return r * (r - kSubBlock) / (2 * kSubBlock); }
+
+// The working tiles of one (chunk, value head).
+struct Tile {
+  float* q;      // [64][ld]: q as read; l2-normalised and scaled; rows >= 16 then times exp(Γi - Γr)
+  float* k;      // [64][ld]: k as read; l2-normalised; rows >= 16 then times exp(Γi - Γr)
+  float* alpha;  // [64][ld]: exp(g); then beta k exp(Γ), the right-hand side of w
+  float* kb;     // [kAnchoredRows][ld]: k_j exp(Γr - Γj) for each anchor r and j < r
+  float* beta;   // [64]
+  float* akk;    // [64][64]: beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
+  float* aqk;    // [64][64]: q_i . k_j exp(Γi - Γj), j <= i; else 0
+};
+
+KDA_HD float activation(const TensorRef& t, std::int64_t e) { return access::widen(t.dtype, access::load_bits(t, e)); }
+
+KDA_HD std::int64_t token_at(const TensorRef& t, const ChunkEntry& c, int i, std::int64_t head) {
+  return c.row * t.stride[0] + (c.first + i) * t.stride[1] + head * t.stride[2];
+}
+
+// The gate's A = exp(A_log[hv]) (1 without A_log or without the gate in kernel).
+KDA_HD float gate_A(const DecodeParams& p, std::int64_t hv) {
+  return p.gate_in_kernel && p.A_log.data ? math::exp(access::load(p.A_log, hv * p.A_log.stride[0])) : 1.0f;
+}
+
+// g from the raw gate input: as given, or lb * sigmoid(A x) / -A softplus(x) with x = raw + dt_bias.
+KDA_HD float gate(const DecodeParams& p, float raw, float bias, float A) {
+  if (!p.gate_in_kernel) return raw;
+  const float x = math::add(raw, bias);
+  if (p.gate_lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
+  return math::mul(-A, math::softplus(x));
+}
+
+// Token i, key channel d of the chunk in two halves, so that the kernel can have many loads in flight
+// before the first value is used: load_token_bits issues the loads (q, k and the gate as stored, and
+// dt_bias), store_token widens them and stores q, k and alpha = exp(g) into the tiles. Rows past the
+// chunk's length hold q = k = 0 and alpha = 1 (g = 0): they contribute nothing and decay nothing.
+struct TokenBits {
+  std::uint32_t q = 0, k = 0, g = 0;
+  float bias = 0.0f;
+  bool valid = false;
+};
+
+template <int K>
+KDA_HD TokenBits load_token_bits(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, int i, int d) {
+  if (i >= c.length) return {};
+  const std::int64_t h = hv / (p.HV / p.H);
+  TokenBits b;
+  b.q = access::load_bits(p.q, token_at(p.q, c, i, h) + d * p.q.stride[3]);
+  b.k = access::load_bits(p.k, token_at(p.k, c, i, h) + d * p.k.stride[3]);
+  b.g = access::load_bits(p.g, token_at(p.g, c, i, hv) + d * p.g.stride[3]);
+  b.bias = p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
+  b.valid = true;
+  return b;
+}
+
+template <int K>
+KDA_HD void store_token(const DecodeParams& p, float A, const TokenBits& b, int i, int d, const Tile& t) {
+  const int at = i * kLd<K> + d;
+  if (!b.valid) {
+    t.q[at] = 0.0f, t.k[at] = 0.0f, t.alpha[at] = 1.0f;
+    return;
+  }
+  t.q[at] = access::widen(p.q.dtype, b.q);
+  t.k[at] = access::widen(p.k.dtype, b.k);
+  t.alpha[at] = math::exp(gate(p, access::widen(p.g.dtype, b.g), b.bias, A));
+}
+
+// beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).
+KDA_HD float load_beta(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, int i) {
+  if (i >= c.length) return 0.0f;
+  const float b = activation(p.beta, token_at(p.beta, c, i, hv));
+  return p.beta_sigmoid ? math::mul(p.beta_factor, math::sigmoid(b)) : b;
+}
+
+// Row i, column col of the right-hand side of u: beta_i v_i (0 past the chunk's length).
+KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, float beta, int i, int col) {
+  if (i >= c.length) return 0.0f;
+  return math::mul(beta, activation(p.v, token_at(p.v, c, i, hv) + col * p.v.stride[3]));
+}
+
+// l2norm (or the scale alone) of one row x in four quarters, channels d = qq + 4m of quarter qq: each
+// quarter's sum of squares is an fma chain in m order (square_sum); the four add as (s0 + s1) + (s2 + s3);
+// norm_factor = (1 / sqrt(sum + 1e-6)) * scale with l2norm, else scale; every channel is then multiplied
+// by it (scale_quarter).
+template <int K>
+KDA_HD float square_sum(const float* x, int qq) {
+  float sum = 0.0f;
+  for (int m = 0; m < K / 4; ++m) sum = math::fma(x[qq + 4 * m], x[qq + 4 * m], sum);
+  return sum;
+}
+KDA_HD float norm_factor(float sum, float scale, bool l2norm) {
+  return l2norm ? math::mul(math::div(1.0f, math::sqrt(math::add(sum, 1e-6f))), scale) : scale;
+}
+template <int K>
+KDA_HD void scale_quarter(float* x, int qq, float factor) {
+  for (int m = 0; m < K / 4; ++m) x[qq + 4 * m] = math::mul(x[qq + 4 * m], factor);
+}
+
+// Diagonal sub-block `blk`, row I = 16 blk + i, the channels d = qq + 4m of quarter qq < 4: for every
+// column J = 16 blk + j with j <= i, the quarter's share of q_I . k_J exp(ΓI - ΓJ) and
+// k_I . k_J exp(ΓI - ΓJ), each an fma chain in m order, with exp(ΓI - ΓJ) = alpha_{J+1} ... alpha_I
+// built column by column from j = i down (entries j > i are left as computed and must be ignored).
+// The row's q and k stay in registers; per column only k_J and alpha_{J+1} are loaded. The four
+// quarters then add as (q0 + q1) + (q2 + q3).
+template <int K>
+KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int qq, float (&aq)[kSubBlock], float (&ak)[kSubBlock]) {
+  constexpr int M = K / 4, LD = kLd<K>;
+  const int I = kSubBlock * blk + i;
+  float qi[M], ki[M], e[M];
+  KDA_UNROLL
+  for (int m = 0; m < M; ++m) qi[m] = t.q[I * LD + qq + 4 * m], ki[m] = t.k[I * LD + qq + 4 * m], e[m] = 1.0f;
+  KDA_UNROLL
+  for (int j = kSubBlock - 1; j >= 0; --j) {
+    const int J = kSubBlock * blk + j;
+    float sq = 0.0f, sk = 0.0f;
+    KDA_UNROLL
+    for (int m = 0; m < M; ++m) {
+      const int d = qq + 4 * m;
+      if (j < i) e[m] = math::mul(e[m], t.alpha[(J + 1) * LD + d]);
+      const float x = math::mul(t.k[J * LD + d], e[m]);
+      sq = math::fma(qi[m], x, sq);
+      sk = math::fma(ki[m], x, sk);
+    }
+    aq[j] = sq, ak[j] = sk;
+  }
+}
+
+// The decay products of key channel d, one pass per chain, each a running product in token order:
+//   kg_i = k_i alpha_{i+1} ... alpha_63                      (k exp(Γlast - Γi))
+//   kb   = k_j alpha_{j+1} ... alpha_r, j < r, r = 16, 32, 48 (k exp(Γr - Γj), the anchored keys)
+//   qg_i = q_i alpha_0 ... alpha_i,  alpha_i <- beta_i (k_i alpha_0 ... alpha_i)   (exp(Γi))
+//   rows i >= 16: q_i, k_i <- q_i, k_i alpha_{r+1} ... alpha_i with r = 16 floor(i / 16)  (exp(Γi - Γr))
+//   decay = alpha_0 ... alpha_63 = exp(Γlast)
+// qg and kg are rows of stride K (fp16 bits), decay one value.
+template <int K>
+KDA_HD void chain_channel(const Tile& t, int d, std::uint16_t* qg, std::uint16_t* kg, float* decay) {
+  constexpr int LD = kLd<K>;
+  float run = 1.0f;
+  for (int i = kChunk - 1; i >= 0; --i) {
+    kg[i * K + d] = access::f32_to_f16(math::mul(t.k[i * LD + d], run));
+    run = math::mul(run, t.alpha[i * LD + d]);
+  }
+  for (int r = kSubBlock; r < kChunk; r += kSubBlock) {
+    run = 1.0f;
+    for (int j = r - 1; j >= 0; --j) {
+      run = math::mul(run, t.alpha[(j + 1) * LD + d]);
+      t.kb[(kb_first(r) + j) * LD + d] = math::mul(t.k[j * LD + d], run);
+    }
+  }
+  float gamma = 1.0f, local = 1.0f;
+  for (int i = 0; i < kChunk; ++i) {
+    const float a = t.alpha[i * LD + d], q = t.q[i * LD + d], k = t.k[i * LD + d];
+    gamma = math::mul(gamma, a);
+    local = i % kSubBlock == 0 ? 1.0f : math::mul(local, a);
+    qg[i * K + d] = access::f32_to_f16(math::mul(q, gamma));
+    t.alpha[i * LD + d] = math::mul(t.beta[i], math::mul(k, gamma));
+    if (i >= kSubBlock) t.q[i * LD + d] = math::mul(q, local), t.k[i * LD + d] = math::mul(k, local);
+  }
+  *decay = gamma;
+}
+
+// x <- (I + Akk)^-1 x for one column: forward substitution, rows in order, each row's terms in column
+// order, in fp32 (exact up to the rounding of each fma).
+KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
+  KDA_UNROLL
+  for (int i = 1; i < kChunk; ++i)
+    KDA_UNROLL
+    for (int j = 0; j < i; ++j) x[i] = math::fma(-akk[i * kChunk + j], x[j], x[i]);
+}
+
+// fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
+// ties away from zero (Inf and NaN pass unchanged; a value rounding past the largest tf32 becomes Inf).
+KDA_HD float to_tf32(float x) {
+  const std::uint32_t u = math::float_to_bits(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;
+  return math::bits_to_float((u + 0x1000u) & 0xffffe000u);
+}
+
+}  // namespace kda::kernels::stage_a

@@ -1,0 +1,102 @@
+#include "kda/kernels/chunked_params.hpp"
+
+#include <algorithm>
+
+namespace kda::kernels {
+
+namespace {
+
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+struct WorkspaceSizes {
+  std::size_t heads, qg, u, aqk, decay;  // bytes of one array each
+};
+WorkspaceSizes sizes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
+  const auto heads = static_cast<std::size_t>(chunks * HV);
+  return {heads, aligned(heads * kChunk * K * 2), aligned(heads * kChunk * V * 2), aligned(heads * kChunk * kChunk * 2),
+          aligned(heads * K * 4)};
+}
+
+}  // namespace
+
+ChunkTable make_chunk_table(const Problem& p) {
+  ChunkTable t;
+  t.sequence_chunks.push_back(0);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    const std::int64_t length = p.length(n);
+    for (std::int64_t c = 0; c * kChunk < length; ++c)
+      t.chunks.push_back({p.row(n), p.first(n) + c * kChunk, static_cast<std::int32_t>(std::min<std::int64_t>(kChunk, length - c * kChunk)),
+                          static_cast<std::int32_t>(n)});
+    t.sequence_chunks.push_back(static_cast<std::int64_t>(t.chunks.size()));
+  }
+  return t;
+}
+
+std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
+  const WorkspaceSizes s = sizes(chunks, HV, K, V);
+  return 3 * s.qg + s.u + s.aqk + s.decay;
+}
+
+ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
+                                         std::int64_t V) {
+  const WorkspaceSizes s = sizes(chunks, HV, K, V);
+  ChunkedWorkspace w;
+  auto take = [&](std::size_t bytes) {
+    std::byte* at = base;
+    base += bytes;
+    return at;
+  };
+  w.qg = reinterpret_cast<std::uint16_t*>(take(s.qg));
+  w.kg = reinterpret_cast<std::uint16_t*>(take(s.qg));
+  w.w = reinterpret_cast<std::uint16_t*>(take(s.qg));
+  w.u = reinterpret_cast<std::uint16_t*>(take(s.u));
+  w.aqk = reinterpret_cast<std::uint16_t*>(take(s.aqk));
+  w.decay = reinterpret_cast<float*>(take(s.decay));
+  return w;
+}
+
+const Capabilities& chunked_capabilities() {
+  static const Capabilities caps = [] {
+    Capabilities c;
+    c.modes = {Mode::prefill};
+    c.input_dtypes = {DType::bf16, DType::f16, DType::f32};
+    c.state_dtypes = {DType::f32, DType::bf16};
+    c.key_head_dims = {64, 128};
+    c.value_head_dims = {64, 128};
+    c.max_head_dim = 128;
+    c.chunk_sizes = {kChunk};
+    c.token_states = false;
+    return c;
+  }();
+  return caps;
+}
+
+std::string chunked_unsupported(const Problem& p) {
+  const Capabilities& caps = chunked_capabilities();
+  if (std::string why = caps.unsupported(p); !why.empty()) return why;
+  for (const Tensor* t : {&p.k, &p.v, &p.g, &p.beta})
+    if (std::find(caps.input_dtypes.begin(), caps.input_dtypes.end(), t->dtype()) == caps.input_dtypes.end())
+      return t->name() + " in " + std::string(name_of(t->dtype()));
+  return {};
+}
+
+RunOutcome admit_chunked(const Problem& problem, const std::string& kernel) {
+  if (auto violations = validate(problem, profile_strict()); !violations.empty())
+    return RunOutcome::rejected(std::move(violations));
+  if (const std::string why = chunked_unsupported(problem); !why.empty())
+    return RunOutcome::failed(kernel + " does not support " + why);
+  return RunOutcome::ok();
+}
+
+ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& payload,
+                                  const ChunkEntry* table_chunks, const std::int64_t* table_sequences,
+                                  std::int64_t num_chunks, std::byte* workspace) {
+  ChunkedParams c;
+  c.call = make_decode_params(problem, payload);
+  c.chunk_states = state_ref(problem.chunk_states, problem.options.state_layout, payload);
+  c.chunks = table_chunks, c.sequence_chunks = table_sequences, c.num_chunks = num_chunks;
+  c.work = carve_chunked_workspace(workspace, num_chunks, problem.HV, problem.K, problem.V);
+  return c;
+}
+
+}  // namespace kda::kernels

@@ -1,0 +1,500 @@
+// The chunked prefill's two kernels and their launch. chunked_prefill_sim.cpp is their CPU twin: a change
+// to the arithmetic here must be made there too (tests/gpu/chunked_cuda_vs_sim_test compares the two).
+// Tensor-core products use mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32 with the PTX ISA's fragment
+// layout, lane = 4 groupID + tq (groupID g = lane / 4, tq = lane % 4):
+//   A (16 x 8, row-major): a0 (g, tq), a1 (g + 8, tq), a2 (g, tq + 4), a3 (g + 8, tq + 4)
+//   B (8 x 8, k x n):      b0 (tq, g), b1 (tq + 4, g)
+//   C, D (16 x 8):         c0 (g, 2 tq), c1 (g, 2 tq + 1), c2 (g + 8, 2 tq), c3 (g + 8, 2 tq + 1)
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+#include "kda/kernels/chunked_prefill.hpp"
+#include "kda/kernels/detail/chunked_stage_a.hpp"
+
+namespace kda::kernels {
+
+namespace {
+
+using namespace stage_a;
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kPrepareThreads = 256;  // stage A: one thread per column of [v | k] (V + K <= 256)
+constexpr int kScanThreads = 128;     // stage B: 4 warps, one per 16-token row block
+constexpr int kValueTile = 32;        // stage B: value channels per block
+constexpr int kLoadBatch = 16;        // stage A: input elements per thread with loads in flight together
+
+// D = A B + D on tensor cores; operands are tf32 bit patterns (fp32 with the low 13 bits zero).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// An fp32 value as a tf32 operand, rounded as the simulation rounds it (stage_a::to_tf32, the rounding
+// of cvt.rna.tf32.f32).
+__device__ __forceinline__ std::uint32_t tf32_operand(float x) { return __float_as_uint(to_tf32(x)); }
+// An fp16 value is a tf32 value already (10 fraction bits, exponent range inside fp32's).
+__device__ __forceinline__ std::uint32_t f16_operand(const __half* p) { return __float_as_uint(__half2float(*p)); }
+
+__device__ __forceinline__ void cp_async16(void* shared, const void* global) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all_but_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+// ---------------------------------------------------------------------------------------------------
+// Stage A: one block of 256 threads per (chunk c, value head hv), blockIdx.x = c * HV + hv.
+
+template <int K>
+struct PrepareLayout {  // offsets in floats into dynamic shared memory
+  static constexpr int LD = kLd<K>;
+  static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
+                       beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kChunk,
+                       total = aqk + kChunk * kChunk;
+  static constexpr std::size_t bytes = sizeof(float) * total;
+};
+
+template <int K>
+__global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_constant__ ChunkedParams P) {
+  using L = PrepareLayout<K>;
+  constexpr int LD = L::LD;
+  extern __shared__ float shared[];
+  const Tile t{shared + L::q, shared + L::k, shared + L::alpha, shared + L::kb,
+               shared + L::beta, shared + L::akk, shared + L::aqk};
+  const DecodeParams& p = P.call;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
+  const std::int64_t slot = blockIdx.x, hv = slot % p.HV, c = slot / p.HV;
+  const ChunkEntry e = P.chunks[c];
+
+  // Inputs: q, k, alpha = exp(g) per (token, channel), kLoadBatch elements per thread with all their
+  // loads in flight before the first is used; beta per token; Akk and Aqk cleared.
+  const float A = gate_A(p, hv);
+  for (int base = tid; base < kChunk * K; base += kPrepareThreads * kLoadBatch) {
+    TokenBits bits[kLoadBatch];
+#pragma unroll
+    for (int u = 0; u < kLoadBatch; ++u) {
+      const int at = base + u * kPrepareThreads;
+      if (at < kChunk * K) bits[u] = load_token_bits<K>(p, e, hv, at / K, at % K);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoadBatch; ++u) {
+      const int at = base + u * kPrepareThreads;
+      if (at < kChunk * K) store_token<K>(p, A, bits[u], at / K, at % K, t);
+    }
+  }
+  if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
+  for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) t.akk[at] = 0.0f, t.aqk[at] = 0.0f;
+  __syncthreads();
+
+  // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
+  // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
+#pragma unroll
+  for (int pass = 0; pass < 2; ++pass) {
+    float* x = (pass == 0 ? t.q : t.k) + (tid / 4) * LD;
+    const int qq = tid % 4;
+    float sum = square_sum<K>(x, qq);
+    sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 1));
+    sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 2));
+    scale_quarter<K>(x, qq, norm_factor(sum, pass == 0 ? p.scale : 1.0f, p.l2norm));
+  }
+  __syncthreads();
+
+  // Diagonal sub-blocks: thread (blk, i, qq) = (warp / 2, 8 (warp % 2) + lane / 4, lane % 4); the four
+  // quarters of a row meet through two shuffles as (q0 + q1) + (q2 + q3).
+  {
+    const int blk = warp / 2, i = (warp % 2) * 8 + lane / 4, qq = lane % 4;
+    float aq[kSubBlock], ak[kSubBlock];
+    diagonal_partials<K>(t, blk, i, qq, aq, ak);
+#pragma unroll
+    for (int j = 0; j < kSubBlock; ++j) {
+      float sq = aq[j], sk = ak[j];
+      sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, 1));
+      sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, 1));
+      sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, 2));
+      sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, 2));
+      const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
+      if (qq == 0 && j <= i) t.aqk[I * kChunk + J] = sq;
+      if (qq == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
+    }
+  }
+  __syncthreads();
+
+  // The decay chains, one thread per key channel: qg, kg and exp(Γlast) to the workspace; the anchored
+  // rows and the right-hand side of w in shared memory.
+  if (tid < K)
+    chain_channel<K>(t, tid, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
+                     P.work.decay + slot * K + tid);
+  __syncthreads();
+
+  // Off-diagonal sub-blocks on tensor cores: 24 tasks (row block rb = 1..3 anchored at r = 16 rb,
+  // 8-column tile nt < r / 8, Aqk or Akk), three per warp. A = anchored rows r.. r + 15 of q or k,
+  // B[d][j] = kb row (kb_first(r) + 8 nt + j), channel d.
+  {
+    const int g = lane / 4, tq = lane % 4;
+    for (int task = warp; task < 24; task += kPrepareThreads / kWarp) {
+      const bool keys = task % 2 == 1;
+      const int pair = task / 2;
+      const int r = pair < 2 ? 16 : pair < 6 ? 32 : 48, nt = pair < 2 ? pair : pair < 6 ? pair - 2 : pair - 6;
+      const float* a_rows = (keys ? t.k : t.q) + r * LD;
+      const float* b_rows = t.kb + (kb_first(r) + 8 * nt) * LD;
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+      for (int k0 = 0; k0 < K; k0 += 8) {
+        const std::uint32_t a[4] = {tf32_operand(a_rows[g * LD + k0 + tq]), tf32_operand(a_rows[(g + 8) * LD + k0 + tq]),
+                                    tf32_operand(a_rows[g * LD + k0 + tq + 4]),
+                                    tf32_operand(a_rows[(g + 8) * LD + k0 + tq + 4])};
+        const std::uint32_t b[2] = {tf32_operand(b_rows[g * LD + k0 + tq]), tf32_operand(b_rows[g * LD + k0 + tq + 4])};
+        mma_tf32(acc, a, b);
+      }
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * nt + 2 * tq + (x & 1);
+        if (keys)
+          t.akk[I * kChunk + J] = math::mul(t.beta[I], acc[x]);
+        else
+          t.aqk[I * kChunk + J] = acc[x];
+      }
+    }
+  }
+  __syncthreads();
+
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): thread col < V + K solves column col.
+  const int V = static_cast<int>(p.V);
+  if (tid < V + K) {
+    float x[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) x[i] = tid < V ? value_rhs(p, e, hv, t.beta[i], i, tid) : t.alpha[i * LD + tid - V];
+    solve_column(t.akk, x);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) {
+      if (tid < V)
+        P.work.u[(slot * kChunk + i) * V + tid] = access::f32_to_f16(x[i]);
+      else
+        P.work.w[(slot * kChunk + i) * K + tid - V] = access::f32_to_f16(x[i]);
+    }
+  }
+  for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)
+    P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Stage B: one block of 128 threads per (sequence n, value head hv, value tile of 32 channels),
+// blockIdx.x = (n * HV + hv) * tiles + tile. Warp w owns token rows 16 w .. 16 w + 15 of v_new and o,
+// and key channels K / 4 w .. of the state S (fp32, in its mma accumulators), all 32 value channels.
+
+template <int K>
+struct ScanLayout {  // byte offsets into dynamic shared memory; row strides padded against bank conflicts
+  static constexpr int WLD = K + 8;            // halfs: w, qg, kg rows
+  static constexpr int ULD = kValueTile + 8;   // halfs: u rows
+  static constexpr int ALD = kChunk + 8;       // halfs: Aqk rows
+  static constexpr int SLD = kValueTile + 8;   // floats: S (tf32) and v_new rows
+  static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, kg = qg + 2 * kChunk * WLD,
+                               u = kg + 2 * kChunk * WLD, aqk = u + 2 * kChunk * ULD, decay = aqk + 2 * kChunk * ALD,
+                               buffer = decay + 4 * K;  // one chunk's inputs; two buffers
+  static constexpr std::size_t st = 2 * buffer, vnew = st + 4 * K * SLD, bytes = vnew + 4 * kChunk * SLD;
+  static_assert(buffer % 16 == 0 && st % 16 == 0, "cp.async needs 16-byte aligned destinations");
+};
+
+// Copies chunk slot's inputs for value tile `tile` into `buffer` (all threads; cp.async, 16 bytes each).
+template <int K>
+__device__ void prefetch_chunk(const ChunkedParams& P, std::int64_t slot, int tile, std::byte* buffer) {
+  using L = ScanLayout<K>;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int V = static_cast<int>(P.call.V);
+  constexpr int kRowChunks = K / 8;  // 16-byte pieces of a row of K halfs
+  const std::uint16_t* sources[3] = {P.work.w, P.work.qg, P.work.kg};
+  const std::size_t offsets[3] = {L::w, L::qg, L::kg};
+  for (int a = 0; a < 3; ++a) {
+    const std::uint16_t* from = sources[a] + slot * kChunk * K;
+    for (int at = tid; at < kChunk * kRowChunks; at += kScanThreads) {
+      const int row = at / kRowChunks, piece = at % kRowChunks;
+      cp_async16(buffer + offsets[a] + 2 * row * L::WLD + 16 * piece, from + row * K + 8 * piece);
+    }
+  }
+  for (int at = tid; at < kChunk * 4; at += kScanThreads) {  // u: 32 halfs of each row
+    const int row = at / 4, piece = at % 4;
+    cp_async16(buffer + L::u + 2 * row * L::ULD + 16 * piece,
+               P.work.u + (slot * kChunk + row) * V + tile * kValueTile + 8 * piece);
+  }
+  for (int at = tid; at < kChunk * 8; at += kScanThreads) {  // Aqk: 64 halfs of each row
+    const int row = at / 8, piece = at % 8;
+    cp_async16(buffer + L::aqk + 2 * row * L::ALD + 16 * piece,
+               P.work.aqk + (slot * kChunk + row) * kChunk + 8 * piece);
+  }
+  for (int at = tid; at < K / 4; at += kScanThreads)
+    cp_async16(buffer + L::decay + 16 * at, P.work.decay + slot * K + 4 * at);
+}
+
+template <int K>
+__global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
+  using L = ScanLayout<K>;
+  constexpr int MT = K / 64;  // 16-row tiles of S per warp
+  extern __shared__ __align__(16) std::byte scan_shared[];
+  const DecodeParams& p = P.call;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp, g = lane / 4, tq = lane % 4;
+  const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
+  const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
+  const int v0 = tile * kValueTile;
+  float* st = reinterpret_cast<float*>(scan_shared + L::st);
+  float* vnew = reinterpret_cast<float*>(scan_shared + L::vnew);
+
+  const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
+  const access::HeadStates hs = access::head_states(p, n, hv);
+  if (hs.padding) {  // index -1: zero output and zero chunk-start states (outputs too), the pool untouched
+    const access::SequenceRange seq = access::sequence_range(p, n);
+    for (std::int64_t at = tid; at < seq.length * kValueTile; at += kScanThreads) {
+      const std::int64_t tok = seq.first + at / kValueTile, v = v0 + at % kValueTile;
+      access::store(p.o, seq.row * p.o.stride[0] + tok * p.o.stride[1] + hv * p.o.stride[2] + v * p.o.stride[3], 0.0f);
+    }
+    if (P.chunk_states.data)
+      for (std::int64_t at = tid; at < (end_chunk - first_chunk) * K * kValueTile; at += kScanThreads) {
+        const std::int64_t c = first_chunk + at / (K * kValueTile), d = at / kValueTile % K, v = v0 + at % kValueTile;
+        access::store(P.chunk_states, access::state_offset(P.chunk_states, v, d), 0.0f,
+                      access::head_of(P.chunk_states, c, hv));
+      }
+    return;
+  }
+  if (first_chunk < end_chunk) prefetch_chunk<K>(P, first_chunk * p.HV + hv, tile, scan_shared);
+  cp_async_commit();
+
+  // S in the accumulator layout of the state update: element (mt, nt, x) is key channel
+  // d = K / 4 warp + 16 mt + g (+ 8 for x >= 2), value channel v0 + 8 nt + 2 tq + (x & 1).
+  auto key_of = [&](int mt, int x) { return K / 4 * warp + 16 * mt + g + (x >= 2 ? 8 : 0); };
+  auto value_of = [&](int nt, int x) { return 8 * nt + 2 * tq + (x & 1); };  // within the tile
+  float S[MT][4][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+        S[mt][nt][x] = hs.in ? access::load(p.state_in,
+                                            access::state_offset(p.state_in, v0 + value_of(nt, x), key_of(mt, x)), hs.in)
+                             : 0.0f;
+  auto publish_state = [&] {  // S as tf32 operands, [d][v], for the next chunk's products
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) st[key_of(mt, x) * L::SLD + value_of(nt, x)] = to_tf32(S[mt][nt][x]);
+  };
+  publish_state();
+
+  for (std::int64_t c = first_chunk; c < end_chunk; ++c) {
+    const std::byte* buffer = scan_shared + ((c - first_chunk) % 2) * L::buffer;
+    if (c + 1 < end_chunk)
+      prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared + ((c + 1 - first_chunk) % 2) * L::buffer);
+    cp_async_commit();
+    cp_async_wait_all_but_one();  // this chunk's group is complete (the newest may still fly)
+    __syncthreads();              // ... for every thread's copies; and the published S is visible
+
+    if (P.chunk_states.data) {
+      std::byte* at = access::head_of(P.chunk_states, c, hv);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+          for (int x = 0; x < 4; ++x)
+            access::store(P.chunk_states, access::state_offset(P.chunk_states, v0 + value_of(nt, x), key_of(mt, x)),
+                          S[mt][nt][x], at);
+    }
+    const auto* w = reinterpret_cast<const __half*>(buffer + L::w);
+    const auto* qg = reinterpret_cast<const __half*>(buffer + L::qg);
+    const auto* kg = reinterpret_cast<const __half*>(buffer + L::kg);
+    const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
+    const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
+    const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
+    const int row = 16 * warp + g;  // this lane's token rows: row and row + 8
+
+    // v_new = u - w S (tf32), rows 16 warp .. + 15.
+    {
+      float acc[4][4] = {};
+#pragma unroll 4
+      for (int k0 = 0; k0 < K; k0 += 8) {
+        const std::uint32_t a[4] = {f16_operand(&w[row * L::WLD + k0 + tq]), f16_operand(&w[(row + 8) * L::WLD + k0 + tq]),
+                                    f16_operand(&w[row * L::WLD + k0 + tq + 4]),
+                                    f16_operand(&w[(row + 8) * L::WLD + k0 + tq + 4])};
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const std::uint32_t b[2] = {__float_as_uint(st[(k0 + tq) * L::SLD + 8 * nt + g]),
+                                      __float_as_uint(st[(k0 + tq + 4) * L::SLD + 8 * nt + g])};
+          mma_tf32(acc[nt], a, b);
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int i = row + (x >= 2 ? 8 : 0), v = 8 * nt + 2 * tq + (x & 1);
+          vnew[i * L::SLD + v] = to_tf32(math::sub(__half2float(u[i * L::ULD + v]), acc[nt][x]));
+        }
+    }
+    __syncthreads();  // v_new complete
+
+    // o = qg S + Aqk v_new over the columns j < 16 (warp + 1) (Aqk is 0 above the diagonal).
+    {
+      float acc[4][4] = {};
+#pragma unroll 4
+      for (int k0 = 0; k0 < K; k0 += 8) {
+        const std::uint32_t a[4] = {f16_operand(&qg[row * L::WLD + k0 + tq]), f16_operand(&qg[(row + 8) * L::WLD + k0 + tq]),
+                                    f16_operand(&qg[row * L::WLD + k0 + tq + 4]),
+                                    f16_operand(&qg[(row + 8) * L::WLD + k0 + tq + 4])};
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const std::uint32_t b[2] = {__float_as_uint(st[(k0 + tq) * L::SLD + 8 * nt + g]),
+                                      __float_as_uint(st[(k0 + tq + 4) * L::SLD + 8 * nt + g])};
+          mma_tf32(acc[nt], a, b);
+        }
+      }
+      for (int j0 = 0; j0 < 16 * (warp + 1); j0 += 8) {
+        const std::uint32_t a[4] = {
+            f16_operand(&aqk[row * L::ALD + j0 + tq]), f16_operand(&aqk[(row + 8) * L::ALD + j0 + tq]),
+            f16_operand(&aqk[row * L::ALD + j0 + tq + 4]), f16_operand(&aqk[(row + 8) * L::ALD + j0 + tq + 4])};
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const std::uint32_t b[2] = {__float_as_uint(vnew[(j0 + tq) * L::SLD + 8 * nt + g]),
+                                      __float_as_uint(vnew[(j0 + tq + 4) * L::SLD + 8 * nt + g])};
+          mma_tf32(acc[nt], a, b);
+        }
+      }
+      const ChunkEntry e = P.chunks[c];
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int i = row + (x >= 2 ? 8 : 0);
+          if (i < e.length)
+            access::store(p.o,
+                          e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
+                              (v0 + 8 * nt + 2 * tq + (x & 1)) * p.o.stride[3],
+                          acc[nt][x]);
+        }
+    }
+
+    // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d], B[j][v] = v_new[j][v].
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const int d0 = K / 4 * warp + 16 * mt;
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) S[mt][nt][x] = math::mul(decay[key_of(mt, x)], S[mt][nt][x]);
+#pragma unroll
+      for (int j0 = 0; j0 < kChunk; j0 += 8) {
+        const std::uint32_t a[4] = {f16_operand(&kg[(j0 + tq) * L::WLD + d0 + g]),
+                                    f16_operand(&kg[(j0 + tq) * L::WLD + d0 + g + 8]),
+                                    f16_operand(&kg[(j0 + tq + 4) * L::WLD + d0 + g]),
+                                    f16_operand(&kg[(j0 + tq + 4) * L::WLD + d0 + g + 8])};
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const std::uint32_t b[2] = {__float_as_uint(vnew[(j0 + tq) * L::SLD + 8 * nt + g]),
+                                      __float_as_uint(vnew[(j0 + tq + 4) * L::SLD + 8 * nt + g])};
+          mma_tf32(S[mt][nt], a, b);
+        }
+      }
+    }
+    __syncthreads();  // every warp is done with st, v_new and this chunk's buffer
+    publish_state();
+  }
+
+  if (hs.out)
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+          access::store(p.state_out, access::state_offset(p.state_out, v0 + value_of(nt, x), key_of(mt, x)),
+                        S[mt][nt][x], hs.out);
+}
+
+// Grid size checks and the opt-in above 48 KiB of dynamic shared memory (cheap: done on every launch).
+template <class Kernel>
+cudaError_t prepare_launch(Kernel kernel, std::int64_t blocks, std::size_t shared) {
+  if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+}
+
+template <int K>
+cudaError_t launch_prepare(const ChunkedParams& params, cudaStream_t stream) {
+  const std::int64_t blocks = params.num_chunks * params.call.HV;
+  if (blocks == 0) return cudaSuccess;
+  if (const cudaError_t e = prepare_launch(prepare_kernel<K>, blocks, PrepareLayout<K>::bytes); e != cudaSuccess)
+    return e;
+  prepare_kernel<K><<<static_cast<unsigned>(blocks), kPrepareThreads, PrepareLayout<K>::bytes, stream>>>(params);
+  return cudaGetLastError();
+}
+
+template <int K>
+cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
+  const int tiles = static_cast<int>(params.call.V / kValueTile);
+  const std::int64_t blocks = params.call.N * params.call.HV * tiles;
+  if (blocks == 0) return cudaSuccess;
+  if (const cudaError_t e = prepare_launch(scan_kernel<K>, blocks, ScanLayout<K>::bytes); e != cudaSuccess) return e;
+  scan_kernel<K><<<static_cast<unsigned>(blocks), kScanThreads, ScanLayout<K>::bytes, stream>>>(params, tiles);
+  return cudaGetLastError();
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// What the kernels' thread mappings assume (admit_chunked guarantees it; checked again before a launch):
+// K of 64 or 128, V a multiple of the value tile, one stage-A thread per column of [v | k].
+bool launchable(const ChunkedParams& params) {
+  const std::int64_t K = params.call.K, V = params.call.V;
+  return (K == 64 || K == 128) && V > 0 && V % kValueTile == 0 && V + K <= kPrepareThreads;
+}
+
+}  // namespace
+
+cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t stream) {
+  if (!launchable(params)) return cudaErrorInvalidValue;
+  return params.call.K == 64 ? launch_prepare<64>(params, stream) : launch_prepare<128>(params, stream);
+}
+
+cudaError_t launch_chunked_scan(const ChunkedParams& params, cudaStream_t stream) {
+  if (!launchable(params)) return cudaErrorInvalidValue;
+  return params.call.K == 64 ? launch_scan<64>(params, stream) : launch_scan<128>(params, stream);
+}
+
+cudaError_t launch_chunked_prefill(const ChunkedParams& params, cudaStream_t stream) {
+  if (const cudaError_t e = launch_chunked_prepare(params, stream); e != cudaSuccess) return e;
+  return launch_chunked_scan(params, stream);
+}
+
+ChunkedDeviceCall::ChunkedDeviceCall(const Problem& problem, const PayloadAddress& device_payload) {
+  const ChunkTable table = make_chunk_table(problem);
+  const auto chunks = static_cast<std::int64_t>(table.chunks.size());
+  const std::size_t entries = sizeof(ChunkEntry) * table.chunks.size();
+  const std::size_t sequences = sizeof(std::int64_t) * table.sequence_chunks.size();
+  try {
+    check(cudaMalloc(&table_, entries + sequences), "cudaMalloc (chunk table)");
+    check(cudaMalloc(&workspace_, chunked_workspace_bytes(chunks, problem.HV, problem.K, problem.V) + 256),
+          "cudaMalloc (workspace)");
+    auto* device_entries = static_cast<ChunkEntry*>(table_);
+    auto* device_sequences = reinterpret_cast<std::int64_t*>(static_cast<std::byte*>(table_) + entries);
+    check(cudaMemcpy(device_entries, table.chunks.data(), entries, cudaMemcpyHostToDevice), "cudaMemcpy (chunks)");
+    check(cudaMemcpy(device_sequences, table.sequence_chunks.data(), sequences, cudaMemcpyHostToDevice),
+          "cudaMemcpy (sequences)");
+    params_ = make_chunked_params(problem, device_payload, device_entries, device_sequences, chunks,
+                                  static_cast<std::byte*>(workspace_));
+  } catch (...) {
+    cudaFree(table_), cudaFree(workspace_);
+    throw;
+  }
+}
+
+ChunkedDeviceCall::~ChunkedDeviceCall() { cudaFree(table_), cudaFree(workspace_); }
+
+}  // namespace kda::kernels

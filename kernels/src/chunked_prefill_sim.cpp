@@ -1,0 +1,201 @@
+// The simulation mirrors chunked_prefill.cu stage by stage. Element-wise steps call the same functions
+// (detail/chunked_stage_a.hpp); where the kernel runs an mma, the simulation runs an fp32 fma chain over
+// the same tf32 operands (a tf32 x tf32 product is exact in fp32, so only the summation order differs
+// from the device). Compiled with -ffp-contract=off (CMakeLists), so every operation rounds where
+// decode_math.hpp says.
+#include <vector>
+
+#include "kda/kernels/chunked_prefill_sim.hpp"
+#include "kda/kernels/detail/chunked_stage_a.hpp"
+
+namespace kda::kernels {
+
+namespace {
+
+using namespace stage_a;
+using access::f16_to_f32;
+
+// init + sum of a(s) b(s) over s < n, one fma per term, in the given order.
+template <class A, class B>
+float mma_chain(int n, SumOrder order, float init, A a, B b) {
+  float acc = init;
+  for (int s = 0; s < n; ++s) {
+    const int at = order == SumOrder::ascending ? s : n - 1 - s;
+    acc = math::fma(a(at), b(at), acc);
+  }
+  return acc;
+}
+
+std::int64_t slot_of(const ChunkedParams& P, std::int64_t c, std::int64_t hv) { return c * P.call.HV + hv; }
+
+template <int K>
+void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder order) {
+  constexpr int LD = kLd<K>;
+  const DecodeParams& p = P.call;
+  const ChunkEntry& e = P.chunks[c];
+  std::vector<float> q(kChunk * LD), k(kChunk * LD), alpha(kChunk * LD), kb(kAnchoredRows * LD), beta(kChunk);
+  std::vector<float> akk(kChunk * kChunk, 0.0f), aqk(kChunk * kChunk, 0.0f);
+  const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data()};
+
+  const float A = gate_A(p, hv);
+  for (int i = 0; i < kChunk; ++i) {
+    for (int d = 0; d < K; ++d) store_token<K>(p, A, load_token_bits<K>(p, e, hv, i, d), i, d, t);
+    beta[i] = load_beta(p, e, hv, i);
+  }
+  for (float* row : {q.data(), k.data()})
+    for (int i = 0; i < kChunk; ++i) {
+      float* x = row + i * LD;
+      float sums[4];
+      for (int qq = 0; qq < 4; ++qq) sums[qq] = square_sum<K>(x, qq);
+      const float sum = math::add(math::add(sums[0], sums[1]), math::add(sums[2], sums[3]));
+      const float factor = norm_factor(sum, row == q.data() ? p.scale : 1.0f, p.l2norm);
+      for (int qq = 0; qq < 4; ++qq) scale_quarter<K>(x, qq, factor);
+    }
+
+  // Diagonal sub-blocks, element-wise: the four quarters' partial sums added as (q0 + q1) + (q2 + q3).
+  for (int blk = 0; blk < kChunk / kSubBlock; ++blk)
+    for (int i = 0; i < kSubBlock; ++i) {
+      float pq[4][kSubBlock], pk[4][kSubBlock];
+      for (int qq = 0; qq < 4; ++qq) diagonal_partials<K>(t, blk, i, qq, pq[qq], pk[qq]);
+      for (int j = 0; j <= i; ++j) {
+        const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
+        aqk[I * kChunk + J] = math::add(math::add(pq[0][j], pq[1][j]), math::add(pq[2][j], pq[3][j]));
+        if (j < i)
+          akk[I * kChunk + J] =
+              math::mul(beta[I], math::add(math::add(pk[0][j], pk[1][j]), math::add(pk[2][j], pk[3][j])));
+      }
+    }
+
+  const std::int64_t slot = slot_of(P, c, hv);
+  std::uint16_t* qg = P.work.qg + slot * kChunk * K;
+  std::uint16_t* kg = P.work.kg + slot * kChunk * K;
+  for (int d = 0; d < K; ++d) chain_channel<K>(t, d, qg, kg, P.work.decay + slot * K + d);
+
+  // Off-diagonal sub-blocks (row block rb > column block) on tensor cores: rows r.. r+15 anchored at r.
+  for (int r = kSubBlock; r < kChunk; r += kSubBlock)
+    for (int I = r; I < r + kSubBlock; ++I)
+      for (int J = 0; J < r; ++J) {
+        const float* anchored = &kb[(kb_first(r) + J) * LD];
+        auto key = [&](int d) { return to_tf32(anchored[d]); };
+        aqk[I * kChunk + J] = mma_chain(K, order, 0.0f, [&](int d) { return to_tf32(q[I * LD + d]); }, key);
+        akk[I * kChunk + J] =
+            math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return to_tf32(k[I * LD + d]); }, key));
+      }
+
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), one column at a time.
+  for (int col = 0; col < p.V + K; ++col) {
+    float x[kChunk];
+    for (int i = 0; i < kChunk; ++i)
+      x[i] = col < p.V ? value_rhs(p, e, hv, beta[i], i, col) : alpha[i * LD + (col - static_cast<int>(p.V))];
+    solve_column(akk.data(), x);
+    for (int i = 0; i < kChunk; ++i) {
+      if (col < p.V)
+        P.work.u[(slot * kChunk + i) * p.V + col] = access::f32_to_f16(x[i]);
+      else
+        P.work.w[(slot * kChunk + i) * K + (col - p.V)] = access::f32_to_f16(x[i]);
+    }
+  }
+  for (int i = 0; i < kChunk * kChunk; ++i) P.work.aqk[slot * kChunk * kChunk + i] = access::f32_to_f16(aqk[i]);
+}
+
+template <int K>
+void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder order) {
+  const DecodeParams& p = P.call;
+  const int V = static_cast<int>(p.V);
+  const access::SequenceRange seq = access::sequence_range(p, n);
+  const access::HeadStates hs = access::head_states(p, n, hv);
+  auto o_at = [&](std::int64_t tok, int v) {
+    return seq.row * p.o.stride[0] + tok * p.o.stride[1] + hv * p.o.stride[2] + v * p.o.stride[3];
+  };
+  if (hs.padding) {  // index -1: zero output and zero chunk-start states (outputs too), the pool untouched
+    for (std::int64_t t = 0; t < seq.length; ++t)
+      for (int v = 0; v < V; ++v) access::store(p.o, o_at(seq.first + t, v), 0.0f);
+    if (P.chunk_states.data)
+      for (std::int64_t c = P.sequence_chunks[n]; c < P.sequence_chunks[n + 1]; ++c)
+        for (int d = 0; d < K; ++d)
+          for (int v = 0; v < V; ++v)
+            access::store(P.chunk_states, access::state_offset(P.chunk_states, v, d), 0.0f,
+                          access::head_of(P.chunk_states, c, hv));
+    return;
+  }
+  std::vector<float> S(K * V), St(K * V), vnew(kChunk * V);  // S[d][v]: key channel d, value channel v
+  for (int d = 0; d < K; ++d)
+    for (int v = 0; v < V; ++v)
+      S[d * V + v] = hs.in ? access::load(p.state_in, access::state_offset(p.state_in, v, d), hs.in) : 0.0f;
+
+  for (std::int64_t c = P.sequence_chunks[n]; c < P.sequence_chunks[n + 1]; ++c) {
+    if (P.chunk_states.data) {
+      std::byte* head = access::head_of(P.chunk_states, c, hv);
+      for (int d = 0; d < K; ++d)
+        for (int v = 0; v < V; ++v)
+          access::store(P.chunk_states, access::state_offset(P.chunk_states, v, d), S[d * V + v], head);
+    }
+    const std::int64_t slot = slot_of(P, c, hv);
+    const std::uint16_t* qg = P.work.qg + slot * kChunk * K;
+    const std::uint16_t* kg = P.work.kg + slot * kChunk * K;
+    const std::uint16_t* w = P.work.w + slot * kChunk * K;
+    const std::uint16_t* u = P.work.u + slot * kChunk * V;
+    const std::uint16_t* aqk = P.work.aqk + slot * kChunk * kChunk;
+    const float* decay = P.work.decay + slot * K;
+    for (int i = 0; i < K * V; ++i) St[i] = to_tf32(S[i]);
+
+    for (int i = 0; i < kChunk; ++i)
+      for (int v = 0; v < V; ++v) {
+        const float wS = mma_chain(
+            K, order, 0.0f, [&](int d) { return f16_to_f32(w[i * K + d]); }, [&](int d) { return St[d * V + v]; });
+        vnew[i * V + v] = to_tf32(math::sub(f16_to_f32(u[i * V + v]), wS));
+      }
+    const ChunkEntry& e = P.chunks[c];
+    for (int i = 0; i < e.length; ++i)
+      for (int v = 0; v < V; ++v) {
+        // The warp of row block i / 16 runs the k-steps of columns j < 16 (i / 16 + 1); Aqk is 0 for j > i.
+        const int columns = kSubBlock * (i / kSubBlock + 1);
+        float acc = mma_chain(
+            K, order, 0.0f, [&](int d) { return f16_to_f32(qg[i * K + d]); }, [&](int d) { return St[d * V + v]; });
+        acc = mma_chain(
+            columns, order, acc, [&](int j) { return f16_to_f32(aqk[i * kChunk + j]); },
+            [&](int j) { return vnew[j * V + v]; });
+        access::store(p.o, o_at(e.first + i, v), acc);
+      }
+    for (int d = 0; d < K; ++d)
+      for (int v = 0; v < V; ++v)
+        S[d * V + v] = mma_chain(
+            kChunk, order, math::mul(decay[d], S[d * V + v]), [&](int j) { return f16_to_f32(kg[j * K + d]); },
+            [&](int j) { return vnew[j * V + v]; });
+  }
+  if (hs.out)
+    for (int d = 0; d < K; ++d)
+      for (int v = 0; v < V; ++v)
+        access::store(p.state_out, access::state_offset(p.state_out, v, d), S[d * V + v], hs.out);
+}
+
+}  // namespace
+
+void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::int64_t hv, SumOrder order) {
+  if (params.call.K == 64)
+    prepare<64>(params, c, hv, order);
+  else
+    prepare<128>(params, c, hv, order);
+}
+
+void simulate_chunk_scan(const ChunkedParams& params, std::int64_t n, std::int64_t hv, SumOrder order) {
+  if (params.call.K == 64)
+    scan<64>(params, n, hv, order);
+  else
+    scan<128>(params, n, hv, order);
+}
+
+void simulate_chunked_prefill(Problem& problem, SumOrder order) {
+  const ChunkTable table = make_chunk_table(problem);
+  const auto chunks = static_cast<std::int64_t>(table.chunks.size());
+  std::vector<std::byte> workspace(chunked_workspace_bytes(chunks, problem.HV, problem.K, problem.V));
+  const ChunkedParams params =
+      make_chunked_params(problem, [](GuardedBuffer& b) { return b.data(); }, table.chunks.data(),
+                          table.sequence_chunks.data(), chunks, workspace.data());
+  for (std::int64_t c = 0; c < chunks; ++c)
+    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_prepare(params, c, hv, order);
+  for (std::int64_t n = 0; n < problem.N; ++n)
+    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_scan(params, n, hv, order);
+}
+
+}  // namespace kda::kernels

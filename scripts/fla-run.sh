@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# kda-oracle against flash-linear-attention's KDA kernels (fla-core 0.6.0, Triton) through
+# adapters/fla/fla_adapter.py. Run ON the GPU machine, from the repo root, with the .carry that
+# scripts/gpu-pack.sh made (kda-oracle in bin/, FLA in python/; the device tool: `bash scripts/fla-run.sh`
+# with carry [".carry"]). Needs python3 with torch, triton, numpy and h5py there; no network. Runs, each
+# step under a time limit, the whole within about 6 minutes (docs/fla.md):
+#   the environment (versions, GPU); kda-oracle check of each adapter entry over the properties that
+#   apply to it; the standard golden suite, generated here and verified against each entry.
+# Writes to $OUT (default .carry/results): fla-run.log (everything), fla-summary.md (each step's exit
+# status and seconds, kda-oracle's tables and failures), fla-failures/<entry>/ (shrunk failing cases).
+# Settings (environment): FLA_CASES cases per property (default 10; FLA_CHUNK_CASES for the chunk
+# entry, default 3: its kernels compile slowest), FLA_GOLDEN (1; 0 skips the golden steps), FLA_SEED (1), FLA_DTYPE activations of the check runs
+# (bf16), FLA_HEAD_DIMS declared head dims (64,128), FLA_AUTOTUNE (0: every Triton kernel runs its
+# first config, --first-config; 1: Triton autotunes as FLA ships it, minutes per new shape),
+# FLA_ADAPTER_OPTIONS more adapter options (--interpret: a slow dry run of this script without a GPU).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=scripts/gpu-unpack.sh
+source scripts/gpu-unpack.sh
+out=${OUT:-.carry/results}
+mkdir -p "$out/fla-steps"
+oracle=.carry/bin/kda-oracle
+if [ ! -x "$oracle" ] || [ ! -d .carry/python/fla ]; then
+  echo "fla-run: no $oracle or .carry/python/fla: run scripts/gpu-pack.sh first and carry .carry" >&2
+  exit 2
+fi
+export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONPATH="$PWD/.carry/python${PYTHONPATH:+:$PYTHONPATH}"
+export TRITON_CACHE_DIR="${TMPDIR:-/tmp}/kda-triton-cache" TRITON_CACHE_AUTOTUNING=1
+cases=${FLA_CASES:-10}
+chunk_cases=${FLA_CHUNK_CASES:-3}
+seed=${FLA_SEED:-1}
+dtype=${FLA_DTYPE:-bf16}
+dims=${FLA_HEAD_DIMS:-64,128}
+extra=$([ "${FLA_AUTOTUNE:-0}" = 1 ] || echo " --first-config")${FLA_ADAPTER_OPTIONS:+ $FLA_ADAPTER_OPTIONS}
+exec > >(tee "$out/fla-run.log") 2>&1
+tee_pid=$!
+
+command="$0 $*"
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+steps=()
+failed=0
+
+# step NAME SECONDS COMMAND...: runs COMMAND under `timeout`, its output also in fla-steps/NAME.log.
+step() {
+  local name=$1 limit=$2 start=$SECONDS status
+  shift 2
+  echo
+  echo "=== $name (limit ${limit}s): $*"
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$out/fla-steps/$name.log"
+  status=${PIPESTATUS[0]}
+  echo "=== $name: exit $status after $((SECONDS - start)) s"
+  [ "$status" -eq 0 ] || failed=1
+  steps+=("$name $status $((SECONDS - start))")
+}
+
+adapter() {  # adapter ENTRY OPTIONS...: the exec kernel
+  echo "exec:python3 adapters/fla/fla_adapter.py --entry $*$extra"
+}
+
+# The properties that can judge each entry: padding-rows and serving-loop need a state pool, causality
+# and split need prefill; an inapplicable property gives up, which kda-oracle counts as a failure.
+no_pool=matches-reference,untouched,rejects-invalid,causality,packing,split,layout,gva-expansion
+decode_only=matches-reference,untouched,rejects-invalid,padding-rows,packing,layout,gva-expansion,serving-loop
+
+step environment 30 python3 -c "
+import torch, triton, h5py, numpy, fla
+from fla.ops.kda import chunk_kda, fused_recurrent_kda
+print('torch', torch.__version__, 'triton', triton.__version__, 'fla', fla.__version__, 'h5py', h5py.__version__,
+      'numpy', numpy.__version__)
+assert torch.cuda.is_available(), 'no CUDA device'
+print(torch.cuda.get_device_name(), 'capability', torch.cuda.get_device_capability())"
+check() {  # check ENTRY PROPERTIES CASES SECONDS
+  step "check-$1" "$4" "$oracle" check --kernel "$(adapter "$1" --dtype "$dtype" --head-dims "$dims")" \
+    --properties "$2" --cases "$3" --seed "$seed" --timeout 120 --save-failures "$out/fla-failures/$1"
+}
+# Limits from the first H200 run: about 1 s per recurrent or pooled case, 6 s per chunk case (Triton
+# compiles nearly every case anew), with room.
+check recurrent "$no_pool" "$cases" $((10 * cases))
+check pooled-decode "$decode_only" "$cases" $((6 * cases))
+check chunk "$no_pool" "$chunk_cases" $((60 * chunk_cases))
+[ "${FLA_GOLDEN:-1}" = 1 ] || { echo "fla-run: golden steps skipped (FLA_GOLDEN=0)"; golden_skipped=1; }
+
+if [ -z "${golden_skipped:-}" ]; then
+golden=$(mktemp "${TMPDIR:-/tmp}/fla-golden-XXXXXX.h5")
+step golden-generate 20 "$oracle" golden generate --suite standard --out "$golden"
+# The suite's activations are mostly f32: the f32 entries verify those, the bf16 pool entry its decode case.
+step golden-recurrent 45 "$oracle" golden verify --golden "$golden" \
+  --kernel "$(adapter recurrent --dtype f32 --head-dims any)"
+step golden-chunk 55 "$oracle" golden verify --golden "$golden" \
+  --kernel "$(adapter chunk --dtype f32 --head-dims "$dims")"
+step golden-pooled-decode 15 "$oracle" golden verify --golden "$golden" \
+  --kernel "$(adapter pooled-decode --dtype bf16 --head-dims any)"
+rm -f "$golden"
+fi
+
+# What each step's log says, for the summary: kda-oracle check's table and failures (each with its
+# message line), golden verify's failing rows and summary line; else the log's last lines. Progress
+# lines end in \r.
+excerpt() {
+  local lines
+  lines=$(tr '\r' '\n' <"$1" | awk '
+    /^property +cases/ { table = 1 }
+    table && /^$/ { table = 0 }
+    table { print; next }
+    /^FAILED / { print; failure = 1; next }
+    failure == 1 && /^$/ { failure = 2; next }
+    failure == 2 { print "    " $0; failure = 0; next }
+    / FAIL$/ || /^summary:/ { print }' | head -60)
+  if [ -n "$lines" ]; then echo "$lines"; else tr '\r' '\n' <"$1" | tail -n 6; fi
+}
+{
+  echo "# FLA run $started"
+  echo
+  echo "GPU: $gpu; command: \`$command\`; commit: $(cat .carry/commit 2>/dev/null || echo unknown)"
+  echo "Settings: FLA_CASES=$cases FLA_CHUNK_CASES=$chunk_cases FLA_SEED=$seed FLA_DTYPE=$dtype" \
+       "FLA_HEAD_DIMS=$dims FLA_AUTOTUNE=${FLA_AUTOTUNE:-0} FLA_ADAPTER_OPTIONS=${FLA_ADAPTER_OPTIONS:-}"
+  echo
+  echo "| step | exit | seconds |"
+  echo "|---|---|---|"
+  for s in "${steps[@]}"; do read -r n c t <<<"$s"; echo "| $n | $c | $t |"; done
+  for s in "${steps[@]}"; do
+    read -r n _ _ <<<"$s"
+    echo
+    echo "## $n"
+    echo
+    echo '```'
+    excerpt "$out/fla-steps/$n.log"
+    echo '```'
+  done
+} >"$out/fla-summary.md"
+echo
+cat "$out/fla-summary.md"
+exec >&- 2>&-
+wait "$tee_pid"  # the log is complete before the files are collected
+exit "$failed"

@@ -1,0 +1,132 @@
+// The chunked kernel's CPU simulation: accuracy against its precision model (the same 11-bit
+// roundings, fp64 elsewhere; the target on the benchmark's configuration is
+// chunked_sim_accuracy_test), its sensitivity to the order of tensor-core accumulation (the basis of the
+// CUDA-vs-simulation bound, docs/cuda-prefill.md), and causality bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+
+#include "../support/chunked_cases.hpp"
+#include "kda/kernels/chunked_precision_model.hpp"
+#include "kda/kernels/chunked_prefill_sim.hpp"
+#include "kda/metrics.hpp"
+#include "kda/properties/case_spec.hpp"
+#include "kda/properties/comparison.hpp"
+#include "kda/reference.hpp"
+
+namespace kda::kernels {
+namespace {
+
+Problem random_problem(const ProblemSpec& spec, std::uint64_t seed) {
+  Problem p = make_problem(spec);
+  fill_random(p, seed);
+  return p;
+}
+
+ReferenceOutputs simulate(const Problem& input, SumOrder order = SumOrder::ascending) {
+  Problem p = deep_copy(input);
+  simulate_chunked_prefill(p, order);
+  return props::read_outputs(p);
+}
+
+ReferenceOutputs model(const Problem& input) {
+  Problem p = deep_copy(input);
+  EXPECT_EQ(make_chunked_precision_model()->run(p).status, RunOutcome::Status::ok);
+  return props::read_outputs(p);
+}
+
+class ChunkedSimCase : public testing::TestWithParam<std::pair<std::string, ProblemSpec>> {};
+
+// FlashAttention's rule against the same-precision model: the simulation's error against the fp64
+// recurrence at most twice the model's, plus the output dtype's unit roundoff (the catalogue's policy).
+TEST_P(ChunkedSimCase, WithinTwiceThePrecisionModel) {
+  const Problem p = random_problem(GetParam().second, 11);
+  SCOPED_TRACE(p.describe());
+  const ReferenceOutputs oracle = run_reference<double>(p, Algorithm::recurrent);
+  const ReferenceOutputs sim = simulate(p), m = model(p);
+  const double u = props::unit_roundoff(p.o.dtype());
+  const double o_sim = rel_rms(sim.o, oracle.o), o_model = rel_rms(m.o, oracle.o);
+  std::cout << GetParam().first << ": o rel-RMS sim " << o_sim << ", model " << o_model << "; sim vs model "
+            << rel_rms(sim.o, m.o) << "\n";
+  EXPECT_LE(o_sim, 2 * o_model + u);
+  EXPECT_GT(o_sim, 0.0);
+  // read_outputs and the references leave padding rows' states zero: they compare equal.
+  const DType state_dtype = p.final_state ? p.final_state->dtype() : p.state_pool ? p.state_pool->dtype() : DType::f32;
+  if (p.final_state || p.state_pool) {
+    EXPECT_LE(rel_rms(sim.final_state, oracle.final_state),
+              2 * rel_rms(m.final_state, oracle.final_state) + props::unit_roundoff(state_dtype));
+  }
+  if (p.chunk_states) {
+    EXPECT_LE(rel_rms(sim.chunk_states, oracle.chunk_states), 2 * rel_rms(m.chunk_states, oracle.chunk_states) + u);
+  }
+}
+
+// Summing every tensor-core product in the opposite order moves the outputs by far less than either's
+// error. The CUDA kernel's mma accumulation order is unspecified, so its distance from the simulation is
+// of this kind: test::cuda_vs_sim_bound (docs/cuda-prefill.md) allows twice what a reversal costs here.
+TEST_P(ChunkedSimCase, InsensitiveToTheAccumulationOrder) {
+  const Problem p = random_problem(GetParam().second, 12);
+  const ReferenceOutputs up = simulate(p, SumOrder::ascending), down = simulate(p, SumOrder::descending);
+  const double o = rel_rms(down.o, up.o), state = rel_rms(down.final_state, up.final_state);
+  std::cout << GetParam().first << ": ascending vs descending sums: o " << o << ", final state " << state << "\n";
+  EXPECT_LE(o, test::cuda_vs_sim_bound(p.o.dtype()) / 2);
+  const DType state_dtype = p.final_state ? p.final_state->dtype() : p.state_pool ? p.state_pool->dtype() : DType::f32;
+  EXPECT_LE(state, test::cuda_vs_sim_bound(state_dtype) / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Named, ChunkedSimCase, testing::ValuesIn(test::chunked_named_cases()),
+                         [](const auto& param) { return param.param.first; });
+
+// No output moves when a later token changes: in the same 16-row sub-block, a later sub-block of the
+// same chunk and the next chunk. Bit for bit: the simulation never lets a later row into an earlier one.
+TEST(ChunkedSim, CausalBitForBit) {
+  ProblemSpec spec = test::benchmark_spec({150}, 1);
+  spec.output_dtype = DType::f32;
+  const Problem base = random_problem(spec, 13);
+  const ReferenceOutputs before = simulate(base);
+  const std::int64_t t = 37;
+  for (std::int64_t later : {38, 47, 50, 63, 70}) {
+    Problem changed = deep_copy(base);
+    for (std::int64_t c = 0; c < changed.K; ++c) {
+      changed.q.set({0, later, 0, c}, 0.5 - changed.q.at({0, later, 0, c}));
+      changed.k.set({0, later, 0, c}, -changed.k.at({0, later, 0, c}));
+      changed.g.set({0, later, 0, c}, 1.0 - changed.g.at({0, later, 0, c}));
+    }
+    for (std::int64_t c = 0; c < changed.V; ++c) changed.v.set({0, later, 0, c}, 2.0);
+    changed.beta.set({0, later, 0}, 3.0);
+    const ReferenceOutputs after = simulate(changed);
+    const auto rows = static_cast<std::size_t>((t + 1) * base.V);
+    EXPECT_EQ(std::memcmp(before.o.data(), after.o.data(), rows * sizeof(double)), 0) << "token " << later;
+    EXPECT_NE(before.o[rows + static_cast<std::size_t>((later - t - 1) * base.V)],
+              after.o[rows + static_cast<std::size_t>((later - t - 1) * base.V)])
+        << "token " << later << ": the change must reach its own output";
+  }
+}
+
+// A padding row (index -1) writes zero output and zero chunk-start states, as the fp64 reference does,
+// and leaves its pool slot alone. Both the kernel and the simulation once left the chunk states as
+// they found them (the poison), which only the GPU comparison noticed.
+TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
+  ProblemSpec spec = test::benchmark_spec({70, 5}, 1);
+  spec.output_dtype = DType::f32;
+  spec.state = StateSource::pool, spec.pool_slots = 3;
+  spec.indices = {-1, 2};
+  spec.chunk_states = true;
+  props::CaseSpec poisoned;  // every output element starts as NaN: nothing written stays NaN
+  poisoned.problem = spec, poisoned.data_seed = 5;
+  Problem p = props::build_case(poisoned);
+  simulate_chunked_prefill(p);
+  const Tensor& states = *p.chunk_states;
+  for (std::int64_t c = 0; c < p.chunks(0); ++c)  // sequence 0's chunks come first
+    for (std::int64_t hv = 0; hv < p.HV; ++hv)
+      for (std::int64_t a = 0; a < states.view.size(2); ++a)
+        for (std::int64_t b = 0; b < states.view.size(3); ++b)
+          ASSERT_EQ(states.at({c, hv, a, b}), 0.0) << "chunk " << c << " head " << hv << " [" << a << "," << b << "]";
+  for (std::int64_t t = 0; t < 70; ++t)
+    for (std::int64_t v = 0; v < p.V; ++v) ASSERT_EQ(p.o.at({0, t, 0, v}), 0.0) << "token " << t;
+}
+
+}  // namespace
+}  // namespace kda::kernels
