@@ -39,21 +39,9 @@ tee_pid=$!
 command="$0 $*"
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-steps=()
-failed=0
-
-# step NAME SECONDS COMMAND...: runs COMMAND under `timeout`, its output also in fla-steps/NAME.log.
-step() {
-  local name=$1 limit=$2 start=$SECONDS status
-  shift 2
-  echo
-  echo "=== $name (limit ${limit}s): $*"
-  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$out/fla-steps/$name.log"
-  status=${PIPESTATUS[0]}
-  echo "=== $name: exit $status after $((SECONDS - start)) s"
-  [ "$status" -eq 0 ] || failed=1
-  steps+=("$name $status $((SECONDS - start))")
-}
+STEP_LOGS=$out/fla-steps
+# shellcheck source=scripts/steps.sh
+source scripts/steps.sh
 
 adapter() {  # adapter ENTRY OPTIONS...: the exec kernel
   echo "exec:python3 adapters/fla/fla_adapter.py --entry $*$extra"

@@ -33,21 +33,8 @@ tee_pid=$!
 command="$0 $*"
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-steps=()
-failed=0
-
-# step NAME SECONDS COMMAND...: runs COMMAND under `timeout`, records its exit status and duration.
-step() {
-  local name=$1 limit=$2 start=$SECONDS status
-  shift 2
-  echo
-  echo "=== $name (limit ${limit}s): $*"
-  timeout --kill-after=10 "$limit" "$@"
-  status=$?
-  echo "=== $name: exit $status after $((SECONDS - start)) s"
-  [ "$status" -eq 0 ] || failed=1
-  steps+=("$name $status $((SECONDS - start))")
-}
+# shellcheck source=scripts/steps.sh
+source scripts/steps.sh
 
 # A gtest program that skipped a test (no usable GPU) fails the step.
 # shellcheck disable=SC2317  # called through bash -c
@@ -108,7 +95,9 @@ step libraries 10 ldd "$bin/cuda_vs_sim_test" "$bin/decode_bench"
 step device-test 20 bash -c 'no_skips "$@"' _ "$bin/device_test"
 for part in "${parts[@]}"; do
   case $part in
-    decode | prefill | anchors) "${part}_part" ;;
+    decode) decode_part ;;
+    prefill) prefill_part ;;
+    anchors) anchors_part ;;
     *) echo "gpu-run: unknown part '$part' (decode, prefill, anchors)"; failed=1 ;;
   esac
 done

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_timing.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
 #include "kda/metrics.hpp"
@@ -37,10 +38,11 @@
 namespace {
 
 using namespace kda;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using bench::check;
+using bench::copy_bandwidth_tb_per_s;
+using bench::json_escape;
+using bench::time_median_ms;
+using bench::utc_now;
 
 constexpr std::int64_t kH = 32, kHV = 32, kK = 128, kV = 128;
 constexpr std::size_t kRotationBytes = std::size_t{1} << 30;  // pool copies per N cover at least this
@@ -117,39 +119,6 @@ class DeviceProblem {
   std::map<const GuardedBuffer*, std::byte*> device_;
 };
 
-double median(std::vector<float> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
-
-// Median milliseconds of `reps` calls of launch(i), each between its own pair of events.
-template <class Launch>
-double time_median_ms(int reps, Launch&& launch) {
-  for (int i = 0; i < 3; ++i) launch(i);  // warm-up
-  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(reps));
-  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < reps; ++i) {
-    check(cudaEventRecord(events[2 * i]), "cudaEventRecord");
-    launch(i);
-    check(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
-  }
-  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
-  std::vector<float> ms(static_cast<std::size_t>(reps));
-  for (int i = 0; i < reps; ++i) check(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "elapsed");
-  for (auto& e : events) cudaEventDestroy(e);
-  return median(ms);
-}
-
-double copy_bandwidth_tb_per_s(int reps) {
-  constexpr std::size_t bytes = std::size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
-  check(cudaMalloc(&a, bytes), "cudaMalloc"), check(cudaMalloc(&b, bytes), "cudaMalloc");
-  check(cudaMemset(a, 1, bytes), "cudaMemset");
-  const double ms = time_median_ms(reps, [&](int) { check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice), "copy"); });
-  cudaFree(a), cudaFree(b);
-  return 2.0 * bytes / (ms * 1e-3) / 1e12;
-}
-
 Row time_decode(std::int64_t N, int reps) {
   Problem p = make_problem(decode_spec(N));
   // fill_random would also draw every pool element on the host (N x 2 MiB); the pool is filled on the
@@ -212,19 +181,6 @@ Accuracy accuracy(std::int64_t N) {
   for (auto [x, y] : {std::pair{&gpu.o, &sim.o}, {&gpu.final_state, &sim.final_state}})
     for (std::size_t i = 0; i < x->size(); ++i, ++a.elements) a.differ_from_simulation += (*x)[i] != (*y)[i];
   return a;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-  return out;
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_timing.hpp"
 #include "kda/kernels/chunked_prefill.hpp"
 #include "kda/metrics.hpp"
 #include "kda/problem_factory.hpp"
@@ -35,10 +36,11 @@
 namespace {
 
 using namespace kda;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using bench::check;
+using bench::copy_bandwidth_tb_per_s;
+using bench::json_escape;
+using bench::time_median_ms;
+using bench::utc_now;
 
 constexpr std::int64_t kHeads = 32, kK = 128, kV = 128, kAccuracyHeads = 4;
 
@@ -108,38 +110,6 @@ class DeviceProblem {
   std::map<const GuardedBuffer*, std::byte*> device_;
 };
 
-double median(std::vector<float> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
-
-template <class Launch>
-double time_median_ms(int reps, Launch&& launch) {
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(reps));
-  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < reps; ++i) {
-    check(cudaEventRecord(events[2 * i]), "cudaEventRecord");
-    launch();
-    check(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
-  }
-  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
-  std::vector<float> ms(static_cast<std::size_t>(reps));
-  for (int i = 0; i < reps; ++i) check(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "elapsed");
-  for (auto& e : events) cudaEventDestroy(e);
-  return median(ms);
-}
-
-double copy_bandwidth_tb_per_s(int reps) {
-  constexpr std::size_t bytes = std::size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
-  check(cudaMalloc(&a, bytes), "cudaMalloc"), check(cudaMalloc(&b, bytes), "cudaMalloc");
-  check(cudaMemset(a, 1, bytes), "cudaMemset");
-  const double ms = time_median_ms(reps, [&] { check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice), "copy"); });
-  cudaFree(a), cudaFree(b);
-  return 2.0 * bytes / (ms * 1e-3) / 1e12;
-}
-
 struct Row {
   Packing packing;
   std::int64_t tokens = 0;
@@ -164,9 +134,9 @@ void time_packing(Row& row, int reps) {
   const DeviceProblem device(p);
   const kernels::ChunkedDeviceCall call(p, device.payload());
   const kernels::ChunkedParams& params = call.params();
-  row.prepare_ms = time_median_ms(reps, [&] { check(kernels::launch_chunked_prepare(params, nullptr), "prepare"); });
-  row.scan_ms = time_median_ms(reps, [&] { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
-  row.total_ms = time_median_ms(reps, [&] { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
+  row.prepare_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prepare(params, nullptr), "prepare"); });
+  row.scan_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
+  row.total_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
   row.tflops = flops(p) / (row.total_ms * 1e-3) / 1e12;
 }
 
@@ -183,19 +153,6 @@ void measure_accuracy(Row& row) {
   }
   const ReferenceOutputs oracle = run_reference<double>(input, Algorithm::recurrent);
   row.o_rel_rms = rel_rms(props::read_outputs(on_gpu).o, oracle.o);
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-  return out;
 }
 
 }  // namespace

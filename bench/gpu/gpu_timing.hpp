@@ -1,0 +1,64 @@
+#pragma once
+// What the GPU benchmarks share: CUDA error checks, the median-of-launches timer, the device-to-device
+// copy bandwidth (the ceiling each benchmark reports beside its own figure), and the date and JSON
+// escaping of their reports.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <ctime>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kda::bench {
+
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Median milliseconds of `reps` calls of launch(i), each between its own pair of events, after 3
+// warm-up calls.
+template <class Launch>
+double time_median_ms(int reps, Launch&& launch) {
+  for (int i = 0; i < 3; ++i) launch(i);
+  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(reps));
+  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < reps; ++i) {
+    check(cudaEventRecord(events[2 * i]), "cudaEventRecord");
+    launch(i);
+    check(cudaEventRecord(events[2 * i + 1]), "cudaEventRecord");
+  }
+  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
+  std::vector<float> ms(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) check(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]), "elapsed");
+  for (auto& e : events) cudaEventDestroy(e);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Bytes read + written per second (TB/s) of a 1 GiB device-to-device copy.
+inline double copy_bandwidth_tb_per_s(int reps) {
+  constexpr std::size_t bytes = std::size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  check(cudaMalloc(&a, bytes), "cudaMalloc"), check(cudaMalloc(&b, bytes), "cudaMalloc");
+  check(cudaMemset(a, 1, bytes), "cudaMemset");
+  const double ms =
+      time_median_ms(reps, [&](int) { check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice), "copy"); });
+  cudaFree(a), cudaFree(b);
+  return 2.0 * bytes / (ms * 1e-3) / 1e12;
+}
+
+inline std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+inline std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return out;
+}
+
+}  // namespace kda::bench
