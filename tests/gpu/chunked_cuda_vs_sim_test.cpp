@@ -11,13 +11,13 @@
 #include <iostream>
 
 #include "../support/chunked_cases.hpp"
+#include "../support/generated_cases.hpp"
 #include "kda/kernels/chunked_prefill_sim.hpp"
 #include "kda/kernels/cuda_chunked_kernel.hpp"
 #include "kda/kernels/device.hpp"
 #include "kda/metrics.hpp"
 #include "kda/properties/case_spec.hpp"
 #include "kda/properties/comparison.hpp"
-#include "kda/properties/generators.hpp"
 
 namespace kda::kernels {
 namespace {
@@ -97,16 +97,11 @@ TEST_F(ChunkedCudaVsSim, BenchmarkConfigurationInFp32) {
 }
 
 TEST_F(ChunkedCudaVsSim, GeneratedCases) {
-  const auto cuda = make_cuda_chunked_kernel();
-  const rc::Gen<props::CaseSpec> gen = props::gen_valid_case(*cuda);
   constexpr int kCases = 200;
   Worst worst;
-  for (int i = 0; i < kCases; ++i) {
-    const props::CaseSpec spec = gen(rc::Random(20261201 + static_cast<std::uint64_t>(i)), i % 101).value();
-    SCOPED_TRACE(spec.describe());
-    expect_agreement(props::build_case(spec), worst);
-    if (HasFatalFailure()) return;
-  }
+  test::for_each_generated_case(*make_cuda_chunked_kernel(), kCases,
+                                [&](const Problem& p) { expect_agreement(p, worst); });
+  if (HasFatalFailure()) return;
   std::cout << kCases << " generated cases: worst distance " << worst.ratio << " of the bound (" << worst.where
             << ")\n";
 }

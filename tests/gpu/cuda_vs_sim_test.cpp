@@ -8,12 +8,12 @@
 #include <cmath>
 #include <iostream>
 
+#include "../support/generated_cases.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 #include "kda/kernels/device.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
 #include "kda/properties/case_spec.hpp"
 #include "kda/properties/comparison.hpp"
-#include "kda/properties/generators.hpp"
 
 namespace kda::kernels {
 namespace {
@@ -152,16 +152,11 @@ TEST_F(CudaVsSim, MixedStateDtypes) {
 }
 
 TEST_F(CudaVsSim, GeneratedCasesBitIdentical) {
-  const auto cuda = make_cuda_recurrent_kernel();
-  const rc::Gen<props::CaseSpec> gen = props::gen_valid_case(*cuda);
   constexpr int kCases = 200;
   Agreement total;
-  for (int i = 0; i < kCases; ++i) {
-    const props::CaseSpec spec = gen(rc::Random(20261201 + static_cast<std::uint64_t>(i)), i % 101).value();
-    SCOPED_TRACE(spec.describe());
-    expect_bit_identical(props::build_case(spec), total);
-    if (HasFatalFailure()) return;
-  }
+  test::for_each_generated_case(*make_cuda_recurrent_kernel(), kCases,
+                                [&](const Problem& p) { expect_bit_identical(p, total); });
+  if (HasFatalFailure()) return;
   std::cout << kCases << " generated cases: " << total.elements << " elements, " << total.mismatches
             << " differ (max " << total.max_ulp << " ulp)\n";
 }
