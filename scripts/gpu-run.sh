@@ -56,7 +56,7 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(decode prefill anchors)
 
 decode_part() {
-  local sanitized_cases='--gtest_filter=CudaVsSim.NamedCasesBitIdentical:CudaVsSim.MixedStateDtypes'
+  local sanitized_cases='--gtest_filter=CudaVsSim.NamedCasesBitIdentical:CudaVsSim.MixedStateDtypes:CudaVsSim.PaddedStateRows'
   step resource-usage 20 cuobjdump --dump-resource-usage "$bin/decode_bench"
   step cuda-vs-simulation 60 bash -c 'no_skips "$@"' _ "$bin/cuda_vs_sim_test"
   step catalogue 120 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/cuda_catalogue_test"

@@ -1,5 +1,5 @@
 #pragma once
-// What the GPU benchmarks share: CUDA error checks, the median-of-launches timer, the device-to-device
+// What the GPU benchmarks share: CUDA error checks, the median-of-launches and graph-replay timers, the device-to-device
 // copy bandwidth (the ceiling each benchmark reports beside its own figure), and the date and JSON
 // escaping of their reports.
 #include <cuda_runtime.h>
@@ -34,6 +34,36 @@ double time_median_ms(int reps, Launch&& launch) {
   for (auto& e : events) cudaEventDestroy(e);
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// Milliseconds per call of launch(0 .. calls - 1) captured once in a CUDA graph (on a stream of its own)
+// and replayed: the median over `reps` replays, each between a pair of events, divided by `calls`. No
+// launch overhead between calls: how FLA's anchor is timed (bench/gpu/fla_anchor.py).
+template <class Launch>
+double time_graph_ms(int calls, int reps, Launch&& launch) {
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (int i = 0; i < calls; ++i) launch(i, stream);
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");  // warm-up
+  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(reps));
+  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int r = 0; r < reps; ++r) {
+    check(cudaEventRecord(events[2 * r], stream), "cudaEventRecord");
+    check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    check(cudaEventRecord(events[2 * r + 1], stream), "cudaEventRecord");
+  }
+  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
+  std::vector<float> ms(static_cast<std::size_t>(reps));
+  for (int r = 0; r < reps; ++r) check(cudaEventElapsedTime(&ms[r], events[2 * r], events[2 * r + 1]), "elapsed");
+  for (auto& e : events) cudaEventDestroy(e);
+  cudaGraphExecDestroy(exec), cudaGraphDestroy(graph), cudaStreamDestroy(stream);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2] / calls;
 }
 
 // Bytes read + written per second (TB/s) of a 1 GiB device-to-device copy.

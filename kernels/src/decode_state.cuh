@@ -23,6 +23,9 @@ class StagedState {
  public:
   static constexpr int E = 4 * J;
   static constexpr std::size_t kSharedBytesPerWarp = STEPS * J * 32 * sizeof(float4);
+  // 8-warp blocks 3 to an SM, so at most 85 registers a thread: 4-warp blocks then fit 6 to an SM, as
+  // many as the shared memory of 16 steps allows (6 x (32 + 1.5 + 1) KiB at K = 128).
+  static constexpr int kMinBlocksPerSm = 3;
 
   // slots: this warp's kSharedBytesPerWarp bytes of shared memory.
   __device__ StagedState(float4* slots, int lane) : slots_(slots), lane_(lane) {}
@@ -85,6 +88,7 @@ class RegisterState {
  public:
   static constexpr int E = 4 * J;
   static constexpr std::size_t kSharedBytesPerWarp = 0;
+  static constexpr int kMinBlocksPerSm = 1;  // the rows need the registers
 
   __device__ RegisterState(float4*, int) {}
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "decode_state.cuh"
+#include "decode_token.cuh"
 #include "kda/kernels/detail/decode_access.hpp"
 #include "kda/kernels/recurrent_decode.hpp"
 
@@ -19,43 +20,20 @@ using access::store;
 constexpr int kWarp = 32;
 constexpr int kMaxWarpsPerBlock = 8;
 
-// Sum over each group of L lanes; every lane of the group ends with the same bits.
-template <int L>
-__device__ __forceinline__ float butterfly_sum(float x) {
-#pragma unroll
-  for (int m = L / 2; m >= 1; m /= 2) x = math::add(x, __shfl_xor_sync(0xffffffffu, x, m));
-  return x;
-}
-
-__device__ __forceinline__ float gate(const DecodeParams& p, float raw, float bias, float A) {
-  if (!p.gate_in_kernel) return raw;
-  const float x = math::add(raw, bias);
-  if (p.gate_lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
-  return math::mul(-A, math::softplus(x));
-}
-
-// x / sqrt(sum x^2 + 1e-6) over the L lanes of a row group, times `scale`: one division per lane.
-template <int L, int E>
-__device__ __forceinline__ void l2_normalize(float (&x)[E], float scale) {
-  float sum = 0.0f;
-#pragma unroll
-  for (int e = 0; e < E; ++e) sum = math::fma(x[e], x[e], sum);
-  sum = butterfly_sum<L>(sum);
-  const float factor = math::mul(math::div(1.0f, math::sqrt(math::add(sum, 1e-6f))), scale);
-#pragma unroll
-  for (int e = 0; e < E; ++e) x[e] = math::mul(x[e], factor);
-}
-
 // One token's per-key-channel inputs, shared by the warps of a block (all of one head): q and k as
-// read, and the decay exp(g) with the gate applied. Each channel is computed by one thread.
-struct alignas(16) TokenInputs {
-  float q[kMaxKeyDim], k[kMaxKeyDim], alpha[kMaxKeyDim];
+// read, and the decay exp(g) with the gate applied. Each channel is computed by one thread. They live
+// in dynamic shared memory ahead of the state rows, `width` channels each (the lanes' reach: 4 L J);
+// one buffer, so a barrier before each token's inputs are written keeps the last token's readers safe.
+struct TokenInputs {
+  float *q, *k, *alpha;
+  __device__ TokenInputs(float* at, int width) : q(at), k(at + width), alpha(at + 2 * width) {}
+  __host__ __device__ static constexpr std::size_t bytes(int width) { return 3 * sizeof(float) * static_cast<std::size_t>(width); }
 };
 
 // Thread i fills channels i, i + blockDim.x, ...: one or two per thread in the usual launches. Each
 // channel's four loads are issued together, then used.
 __device__ __forceinline__ void load_token_inputs(const DecodeParams& p, std::int64_t b, std::int64_t tok,
-                                                  std::int64_t h, std::int64_t hv, float A, TokenInputs& in) {
+                                                  std::int64_t h, std::int64_t hv, float A, const TokenInputs& in) {
   const std::int64_t q_at = b * p.q.stride[0] + tok * p.q.stride[1] + h * p.q.stride[2];
   const std::int64_t k_at = b * p.k.stride[0] + tok * p.k.stride[1] + h * p.k.stride[2];
   const std::int64_t g_at = b * p.g.stride[0] + tok * p.g.stride[1] + hv * p.g.stride[2];
@@ -68,7 +46,7 @@ __device__ __forceinline__ void load_token_inputs(const DecodeParams& p, std::in
     const float bias = biased ? load(p.dt_bias, (hv * p.K + c) * p.dt_bias.stride[0]) : 0.0f;
     in.q[c] = access::widen(p.q.dtype, q_bits);
     in.k[c] = access::widen(p.k.dtype, k_bits);
-    in.alpha[c] = math::exp(gate(p, access::widen(p.g.dtype, g_bits), bias, A));
+    in.alpha[c] = math::exp(token::gate(p, access::widen(p.g.dtype, g_bits), bias, A));
   }
 }
 
@@ -76,11 +54,16 @@ __device__ __forceinline__ void load_token_inputs(const DecodeParams& p, std::in
 // consecutive groups of one head. Lane (half, sub) owns key channels j * 4L + 4 sub + [0, 4) of chunk
 // j < J in rows row0 + s * 32 / L, s < STEPS, with row0 = group start + half.
 template <int L, int J, int STEPS, class State>
-__global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
+__global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPerSm)
     token_serial_kernel(const __grid_constant__ DecodeParams p, const unsigned groups, const unsigned blocks_per_head) {
-  extern __shared__ float4 stage[];
-  __shared__ TokenInputs inputs[2];  // by token parity: one barrier per token
-  constexpr int E = State::E, RPS = kWarp / L, RPW = STEPS * RPS;
+  extern __shared__ float4 shared[];
+  constexpr int E = State::E, RPS = kWarp / L, RPW = STEPS * RPS, kWidth = 4 * L * J;
+  // One row per step (32 lanes a row): kRowGroup rows reduced together (token::scattered_row_sums: the
+  // same bits as a butterfly per row, fewer shuffles).
+  constexpr int kRowGroup = 4;
+  constexpr bool kGrouped = L == kWarp && STEPS % kRowGroup == 0;
+  TokenInputs in(reinterpret_cast<float*>(shared), kWidth);
+  float4* stage = shared + TokenInputs::bytes(kWidth) / sizeof(float4);
   const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
   const unsigned head = blockIdx.x / blocks_per_head;  // < N * HV <= INT_MAX: 32-bit division suffices
   const unsigned group = blockIdx.x % blocks_per_head * (blockDim.x / kWarp) + warp;
@@ -107,7 +90,7 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
     return;
   }
 
-  const float A = p.gate_in_kernel && p.A_log.data ? math::exp(load(p.A_log, hv * p.A_log.stride[0])) : 1.0f;
+  const float A = token::gate_A(p, hv);
   const std::int64_t h = hv / (p.HV / p.H);
   for (std::int64_t t = 0; t < seq.length; ++t) {
     const std::int64_t b = seq.row, tok = seq.first + t;
@@ -118,14 +101,13 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
     for (int s = 0; s < STEPS; ++s) {
       const std::int64_t v = row0 + s * RPS;
       v_bits[s] = has_rows && v < p.V ? access::load_bits(p.v, v_at + v * p.v.stride[3]) : 0u;
-    }
-    const std::uint32_t beta_bits =
+    }    const std::uint32_t beta_bits =
         access::load_bits(p.beta, b * p.beta.stride[0] + tok * p.beta.stride[1] + hv * p.beta.stride[2]);
-    TokenInputs& in = inputs[t % 2];
+    if (t > 0) __syncthreads();  // every warp has read the last token's inputs
     load_token_inputs(p, b, tok, h, hv, A, in);
     float beta = access::widen(p.beta.dtype, beta_bits);
     if (p.beta_sigmoid) beta = math::mul(p.beta_factor, math::sigmoid(beta));
-    __syncthreads();  // `in` is complete; the other buffer is free again (every warp is past its token)
+    __syncthreads();  // `in` is complete
     if (!has_rows) continue;
 
     // The lane's channels, 16 bytes per chunk (conflict-free); channels >= K (never written) as 0.
@@ -133,9 +115,9 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
 #pragma unroll
     for (int j = 0; j < J; ++j) {
       const std::int64_t k0 = key0 + j * 4 * L;
-      const float4 q4 = *reinterpret_cast<const float4*>(&in.q[k0]);
-      const float4 k4 = *reinterpret_cast<const float4*>(&in.k[k0]);
-      const float4 a4 = *reinterpret_cast<const float4*>(&in.alpha[k0]);
+      const float4 q4 = *reinterpret_cast<const float4*>(in.q + k0);
+      const float4 k4 = *reinterpret_cast<const float4*>(in.k + k0);
+      const float4 a4 = *reinterpret_cast<const float4*>(in.alpha + k0);
       const float qs[4] = {q4.x, q4.y, q4.z, q4.w}, ks[4] = {k4.x, k4.y, k4.z, k4.w};
       const float as[4] = {a4.x, a4.y, a4.z, a4.w};
 #pragma unroll
@@ -146,36 +128,42 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
         alpha[4 * j + c] = valid ? as[c] : 0.0f;
       }
     }
-    if (p.l2norm) {
-      l2_normalize<L>(q, p.scale), l2_normalize<L>(k, 1.0f);
-    } else {
-#pragma unroll
-      for (int e = 0; e < E; ++e) q[e] = math::mul(q[e], p.scale);
-    }
+    token::prepare_qk<L>(p, q, k);
 
     state.wait();
     float mine = 0.0f;
+    if constexpr (kGrouped) {
+      constexpr int kHolders = kWarp / kRowGroup;  // lanes holding each row's sum
 #pragma unroll
-    for (int s = 0; s < STEPS; ++s) {
-      float x[E];
-      state.get(s, x);
-      float kS = 0.0f;
+      for (int s0 = 0; s0 < STEPS; s0 += kRowGroup) {
+        float x[kRowGroup][E], kS[kRowGroup], o[kRowGroup];
 #pragma unroll
-      for (int e = 0; e < E; ++e) {
-        x[e] = math::mul(alpha[e], x[e]);
-        kS = math::fma(k[e], x[e], kS);
+        for (int g = 0; g < kRowGroup; ++g) {
+          state.get(s0 + g, x[g]);
+          kS[g] = token::decay_project(x[g], k, alpha);
+        }
+        const float kS_scattered = token::scattered_row_sums<kRowGroup>(kS);
+#pragma unroll
+        for (int g = 0; g < kRowGroup; ++g) {
+          const float row_kS = __shfl_sync(0xffffffffu, kS_scattered, kHolders * g);
+          o[g] = token::update_project(x[g], q, k, beta, access::widen(p.v.dtype, v_bits[s0 + g]), row_kS);
+          state.put(s0 + g, x[g]);
+        }
+        // Lane s0 + g (sub == step) takes row s0 + g's output from lane kHolders * g.
+        const float o_row = __shfl_sync(0xffffffffu, token::scattered_row_sums<kRowGroup>(o), kHolders * (lane % kRowGroup));
+        if (lane / kRowGroup == s0 / kRowGroup) mine = o_row;
       }
-      kS = butterfly_sum<L>(kS);
-      const float u = math::mul(beta, math::sub(access::widen(p.v.dtype, v_bits[s]), kS));
-      float o = 0.0f;
+    } else {
 #pragma unroll
-      for (int e = 0; e < E; ++e) {
-        x[e] = math::fma(k[e], u, x[e]);
-        o = math::fma(q[e], x[e], o);
+      for (int s = 0; s < STEPS; ++s) {
+        float x[E];
+        state.get(s, x);
+        const float kS = token::butterfly_sum<L>(token::decay_project(x, k, alpha));
+        const float partial_o = token::update_project(x, q, k, beta, access::widen(p.v.dtype, v_bits[s]), kS);
+        state.put(s, x);
+        const float o = token::butterfly_sum<L>(partial_o);
+        if (sub == s) mine = o;
       }
-      state.put(s, x);
-      o = butterfly_sum<L>(o);
-      if (sub == s) mine = o;
     }
     if (writes_o) store(p.o, o_head + tok * p.o.stride[1] + o_row * p.o.stride[3], mine);
   }
@@ -184,15 +172,16 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock)
 
 struct KernelChoice {
   void (*kernel)(DecodeParams, unsigned, unsigned);
-  std::size_t shared_bytes_per_warp;
+  std::size_t shared_bytes_per_block, shared_bytes_per_warp;  // token inputs; state rows
 };
 
 template <template <int, int, int> class State, int L, int J>
 KernelChoice with_steps(int steps) {
+  constexpr std::size_t inputs = TokenInputs::bytes(4 * L * J);
   switch (steps) {
-    case 4: return {token_serial_kernel<L, J, 4, State<L, J, 4>>, State<L, J, 4>::kSharedBytesPerWarp};
-    case 8: return {token_serial_kernel<L, J, 8, State<L, J, 8>>, State<L, J, 8>::kSharedBytesPerWarp};
-    default: return {token_serial_kernel<L, J, 16, State<L, J, 16>>, State<L, J, 16>::kSharedBytesPerWarp};
+    case 4: return {token_serial_kernel<L, J, 4, State<L, J, 4>>, inputs, State<L, J, 4>::kSharedBytesPerWarp};
+    case 8: return {token_serial_kernel<L, J, 8, State<L, J, 8>>, inputs, State<L, J, 8>::kSharedBytesPerWarp};
+    default: return {token_serial_kernel<L, J, 16, State<L, J, 16>>, inputs, State<L, J, 16>::kSharedBytesPerWarp};
   }
 }
 
@@ -251,13 +240,12 @@ cudaError_t launch_recurrent_decode(const DecodeParams& params, cudaStream_t str
   if (blocks == 0) return cudaSuccess;
   if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
   const KernelChoice choice = pick_kernel(params);
-  const std::size_t shared = choice.shared_bytes_per_warp * warps_per_block;
-  // Above 48 KiB, static and dynamic together, a kernel must opt in; the call is cheap, so always.
-  if (shared > 0)
-    if (const cudaError_t e = cudaFuncSetAttribute(choice.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(shared));
-        e != cudaSuccess)
-      return e;
+  const std::size_t shared = choice.shared_bytes_per_block + choice.shared_bytes_per_warp * warps_per_block;
+  // Above 48 KiB a kernel must opt in; the call is cheap, so always.
+  if (const cudaError_t e = cudaFuncSetAttribute(choice.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(shared));
+      e != cudaSuccess)
+    return e;
   choice.kernel<<<static_cast<unsigned>(blocks), kWarp * warps_per_block, shared, stream>>>(
       params, static_cast<unsigned>(groups), static_cast<unsigned>(blocks_per_head));
   return cudaGetLastError();

@@ -128,6 +128,26 @@ std::vector<std::pair<std::string, props::CaseSpec>> named_cases() {
     c.problem.output_dtype = DType::f64, c.problem.state_dtype = DType::bf16;
     out.emplace_back("decode_dense_bf16_k16_v100", c);
   }
+  {  // The staged path's edges: a short last warp (V = 100), K < 128, a zero-length sequence.
+    auto c = named(Mode::prefill, {1, 0, 2, 1}, 2, 4, 96, 100);
+    auto& s = c.problem;
+    s.state = StateSource::pool, s.pool_slots = 6, s.indices = {4, 0, -1, 2};
+    s.options.gate_in_kernel = true, s.with_A_log = s.with_dt_bias = true;
+    out.emplace_back("prefill_pool_k96_v100_short_slice", c);
+  }
+  {
+    auto c = named(Mode::decode, std::vector<std::int64_t>(4, 1), 1, 1, 128, 64);
+    c.problem.state = StateSource::none;
+    out.emplace_back("decode_k128_no_initial_state", c);
+  }
+  {  // fp32 pools at K = 256 (rows reduced 4 at a time) and K = 64 (16 lanes a row, a butterfly per row).
+    auto c = named(Mode::decode, std::vector<std::int64_t>(3, 1), 1, 2, 256, 64);
+    c.problem.state = StateSource::pool, c.problem.indices = {1, -1, 0};
+    out.emplace_back("decode_pool_k256", c);
+    auto d = named(Mode::decode, std::vector<std::int64_t>(3, 1), 1, 2, 64, 64);
+    d.problem.state = StateSource::pool, d.problem.indices = {2, 0, 1};
+    out.emplace_back("decode_pool_k64_fp32", d);
+  }
   return out;
 }
 
@@ -147,6 +167,28 @@ TEST_F(CudaVsSim, MixedStateDtypes) {
   spec.problem.state_dtype = DType::bf16;
   Problem p = props::build_case(spec);
   p.final_state = Tensor::zeros("final_state", DType::f32, p.final_state->shape());
+  Agreement total;
+  expect_bit_identical(p, total);
+}
+
+// fp32 dense states whose rows are padded (row stride K + 4, 16-byte aligned) still take the staged
+// path, row by row through their strides.
+TEST_F(CudaVsSim, PaddedStateRows) {
+  auto spec = named(Mode::decode, std::vector<std::int64_t>(3, 1), 1, 2, 128, 96);
+  spec.problem.state = StateSource::dense;
+  Problem p = props::build_case(spec);
+  const auto padded_rows = [](const Tensor& t) {
+    const Shape& shape = t.shape();  // [N, HV, V, K]
+    const std::int64_t row = shape[3] + 4;
+    Tensor out = Tensor::with_view(t.name(), View{DType::f32, shape, {shape[1] * shape[2] * row, shape[2] * row, row, 1}, 4});
+    for (std::int64_t n = 0; n < shape[0]; ++n)
+      for (std::int64_t h = 0; h < shape[1]; ++h)
+        for (std::int64_t v = 0; v < shape[2]; ++v)
+          for (std::int64_t k = 0; k < shape[3]; ++k) out.set({n, h, v, k}, t.at({n, h, v, k}));
+    return out;
+  };
+  p.initial_state = padded_rows(*p.initial_state);
+  p.final_state = padded_rows(*p.final_state);
   Agreement total;
   expect_bit_identical(p, total);
 }
