@@ -6,7 +6,8 @@
 // Timing: CUDA events, median of --reps runs after 3 warm-ups, for stage A (prepare) alone, stage B
 // (scan) alone and both back to back (the headline). The inputs (4 x 134 MB at 16384 tokens) and the
 // workspace (about 600 MB) are many times the 60 MB L2. The device-to-device copy bandwidth is measured
-// in the same run as the in-run ceiling reference.
+// in the same run as the in-run ceiling reference. Stage A is also split by phase: one more launch with
+// clock64() at its phase boundaries (ChunkedParams::prepare_phase_clocks).
 // FLOPs: the matrix products of the chunked form per (chunk of C tokens, value head), the lower
 // triangles counted once: Aqk and Akk 2 C^2 K, the forward substitution C^2 (K + V), w S, qg S and
 // kg^T v_new 6 C K V, Aqk v_new C^2 V; element-wise work (gates, decays, l2norm) is not counted.
@@ -17,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -114,7 +116,31 @@ struct Row {
   Packing packing;
   std::int64_t tokens = 0;
   double prepare_ms = 0, scan_ms = 0, total_ms = 0, tflops = 0, o_rel_rms = 0;
+  std::array<double, kernels::kPreparePhases> phase_share{};  // of stage A's clocks, mean over its blocks
 };
+
+// One stage-A launch with phase clocks: each phase's share of the block's clock64() cycles, averaged
+// over the blocks (they run side by side, so the shares split stage A's time).
+std::array<double, kernels::kPreparePhases> prepare_phase_shares(kernels::ChunkedParams params) {
+  constexpr int kMarks = kernels::kPreparePhases + 1;
+  const std::int64_t blocks = params.num_chunks * params.call.HV;
+  std::vector<long long> clocks(static_cast<std::size_t>(blocks * kMarks));
+  long long* device = nullptr;
+  check(cudaMalloc(&device, sizeof(long long) * clocks.size()), "cudaMalloc (phase clocks)");
+  params.prepare_phase_clocks = device;
+  check(kernels::launch_chunked_prepare(params, nullptr), "prepare (phase clocks)");
+  check(cudaMemcpy(clocks.data(), device, sizeof(long long) * clocks.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cudaFree(device);
+  std::array<double, kernels::kPreparePhases> cycles{};
+  double total = 0;
+  for (std::int64_t b = 0; b < blocks; ++b)
+    for (int ph = 0; ph < kernels::kPreparePhases; ++ph) {
+      const auto d = static_cast<double>(clocks[b * kMarks + ph + 1] - clocks[b * kMarks + ph]);
+      cycles[static_cast<std::size_t>(ph)] += d, total += d;
+    }
+  for (double& c : cycles) c /= total;
+  return cycles;
+}
 
 Problem random_problem(const ProblemSpec& spec, std::uint64_t seed) {
   Problem p = make_problem(spec);
@@ -138,6 +164,7 @@ void time_packing(Row& row, int reps) {
   row.scan_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
   row.total_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
   row.tflops = flops(p) / (row.total_ms * 1e-3) / 1e12;
+  row.phase_share = prepare_phase_shares(params);
 }
 
 void measure_accuracy(Row& row) {
@@ -193,6 +220,18 @@ int main(int argc, char** argv) try {
                 static_cast<long long>(r.tokens), r.prepare_ms, r.scan_ms, r.total_ms, r.tflops,
                 r.packing.fla_ms / r.total_ms, r.packing.fla_ms, r.o_rel_rms);
 
+  std::printf("\nstage A by phase (share of its blocks' cycles; ms: that share of stage A's time):\n| packing |");
+  for (const char* name : kernels::kPreparePhaseNames) std::printf(" %s |", name);
+  std::printf("\n|---|");
+  for (int ph = 0; ph < kernels::kPreparePhases; ++ph) std::printf("---|");
+  std::printf("\n");
+  for (const Row& r : rows) {
+    std::printf("| %s |", r.packing.name.c_str());
+    for (double share : r.phase_share) std::printf(" %.0f%% (%.3f) |", 100 * share, share * r.prepare_ms);
+    std::printf("\n");
+  }
+  std::printf("\n");
+
   if (!json_path.empty()) {
     std::ostringstream j;
     j << "{\n  \"date\": \"" << utc_now() << "\",\n  \"gpu\": \"" << json_escape(prop.name) << "\",\n  \"command\": \""
@@ -205,7 +244,10 @@ int main(int argc, char** argv) try {
       j << (i ? "," : "") << "\n    {\"packing\": \"" << r.packing.name << "\", \"tokens\": " << r.tokens
         << ", \"prepare_ms\": " << r.prepare_ms << ", \"scan_ms\": " << r.scan_ms << ", \"total_ms\": " << r.total_ms
         << ", \"tflop_per_s\": " << r.tflops << ", \"fla_ms\": " << r.packing.fla_ms
-        << ", \"o_rel_rms_vs_fp64\": " << r.o_rel_rms << "}";
+        << ", \"o_rel_rms_vs_fp64\": " << r.o_rel_rms << ", \"prepare_phase_share\": {";
+      for (int ph = 0; ph < kernels::kPreparePhases; ++ph)
+        j << (ph ? ", " : "") << "\"" << kernels::kPreparePhaseNames[ph] << "\": " << r.phase_share[static_cast<std::size_t>(ph)];
+      j << "}}";
     }
     j << "\n  ]\n}\n";
     std::ofstream(json_path) << j.str();

@@ -73,26 +73,32 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   const std::int64_t slot = blockIdx.x, hv = slot % p.HV, c = slot / p.HV;
   const ChunkEntry e = P.chunks[c];
+  long long* const clocks = P.prepare_phase_clocks ? P.prepare_phase_clocks + blockIdx.x * (kPreparePhases + 1) : nullptr;
+  const auto phase_done = [&](int phase) {  // after a barrier: every thread is done with the phase
+    if (clocks && tid == 0) clocks[phase] = clock64();
+  };
+  phase_done(0);
 
   // Inputs: q, k, alpha = exp(g) per (token, channel), kLoadBatch elements per thread with all their
   // loads in flight before the first is used; beta per token; Akk and Aqk cleared.
+  // A thread keeps one key channel d (kPrepareThreads is a multiple of K), so its head, bias and gate
+  // factor are loaded once; tokens i = tid / K, tid / K + kPrepareThreads / K, ...
+  static_assert(kPrepareThreads % K == 0 && kChunk * K % (kPrepareThreads * kLoadBatch) == 0);
   const float A = gate_A(p, hv);
-  for (int base = tid; base < kChunk * K; base += kPrepareThreads * kLoadBatch) {
+  const int d = tid % K;
+  const std::int64_t h = key_head(p, hv);
+  const float bias = channel_bias<K>(p, hv, d);
+  for (int i0 = tid / K; i0 < kChunk; i0 += kLoadBatch * kPrepareThreads / K) {
     TokenBits bits[kLoadBatch];
 #pragma unroll
-    for (int u = 0; u < kLoadBatch; ++u) {
-      const int at = base + u * kPrepareThreads;
-      if (at < kChunk * K) bits[u] = load_token_bits<K>(p, e, hv, at / K, at % K);
-    }
+    for (int u = 0; u < kLoadBatch; ++u) bits[u] = load_token_bits(p, e, h, hv, i0 + u * kPrepareThreads / K, d);
 #pragma unroll
-    for (int u = 0; u < kLoadBatch; ++u) {
-      const int at = base + u * kPrepareThreads;
-      if (at < kChunk * K) store_token<K>(p, A, bits[u], at / K, at % K, t);
-    }
+    for (int u = 0; u < kLoadBatch; ++u) store_token<K>(p, A, bias, bits[u], i0 + u * kPrepareThreads / K, d, t);
   }
   if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) t.akk[at] = 0.0f, t.aqk[at] = 0.0f;
   __syncthreads();
+  phase_done(1);
 
   // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
   // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
@@ -106,6 +112,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
     scale_quarter<K>(x, qq, norm_factor(sum, pass == 0 ? p.scale : 1.0f, p.l2norm));
   }
   __syncthreads();
+  phase_done(2);
 
   // Diagonal sub-blocks: thread (blk, i, qq) = (warp / 2, 8 (warp % 2) + lane / 4, lane % 4); the four
   // quarters of a row meet through two shuffles as (q0 + q1) + (q2 + q3).
@@ -126,6 +133,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
     }
   }
   __syncthreads();
+  phase_done(3);
 
   // The decay chains, one thread per key channel: qg, kg and exp(Γlast) to the workspace; the anchored
   // rows and the right-hand side of w in shared memory.
@@ -133,6 +141,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
     chain_channel<K>(t, tid, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
                      P.work.decay + slot * K + tid);
   __syncthreads();
+  phase_done(4);
 
   // Off-diagonal sub-blocks on tensor cores: 24 tasks (row block rb = 1..3 anchored at r = 16 rb,
   // 8-column tile nt < r / 8, Aqk or Akk), three per warp. A = anchored rows r.. r + 15 of q or k,
@@ -165,13 +174,22 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
     }
   }
   __syncthreads();
+  phase_done(5);
 
   // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): thread col < V + K solves column col.
   const int V = static_cast<int>(p.V);
   if (tid < V + K) {
+    // v's 64 loads all in flight first (their bits held in x), then widened and scaled.
     float x[kChunk];
+    if (tid < V) {
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) x[i] = tid < V ? value_rhs(p, e, hv, t.beta[i], i, tid) : t.alpha[i * LD + tid - V];
+      for (int i = 0; i < kChunk; ++i) x[i] = __uint_as_float(value_bits(p, e, hv, i, tid));
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) x[i] = value_rhs(p, e, t.beta[i], i, __float_as_uint(x[i]));
+    } else {
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) x[i] = t.alpha[i * LD + tid - V];
+    }
     solve_column(t.akk, x);
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) {
@@ -183,6 +201,10 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   }
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)
     P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
+  if (clocks) {  // the same for the whole block
+    __syncthreads();
+    phase_done(6);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

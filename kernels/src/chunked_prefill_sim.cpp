@@ -39,7 +39,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
 
   const float A = gate_A(p, hv);
   for (int i = 0; i < kChunk; ++i) {
-    for (int d = 0; d < K; ++d) store_token<K>(p, A, load_token_bits<K>(p, e, hv, i, d), i, d, t);
+    for (int d = 0; d < K; ++d)
+      store_token<K>(p, A, channel_bias<K>(p, hv, d), load_token_bits(p, e, key_head(p, hv), hv, i, d), i, d, t);
     beta[i] = load_beta(p, e, hv, i);
   }
   for (float* row : {q.data(), k.data()})
@@ -86,7 +87,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   for (int col = 0; col < p.V + K; ++col) {
     float x[kChunk];
     for (int i = 0; i < kChunk; ++i)
-      x[i] = col < p.V ? value_rhs(p, e, hv, beta[i], i, col) : alpha[i * LD + (col - static_cast<int>(p.V))];
+      x[i] = col < p.V ? value_rhs(p, e, beta[i], i, value_bits(p, e, hv, i, col))
+                       : alpha[i * LD + (col - static_cast<int>(p.V))];
     solve_column(akk.data(), x);
     for (int i = 0; i < kChunk; ++i) {
       if (col < p.V)

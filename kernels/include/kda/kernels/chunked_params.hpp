@@ -53,6 +53,9 @@ struct ChunkedParams {
   const std::int64_t* sequence_chunks = nullptr;
   std::int64_t num_chunks = 0;
   ChunkedWorkspace work;
+  // Benchmarks only (nullptr otherwise): stage A's thread 0 of block b writes clock64() at the start and
+  // after each phase, kPreparePhases + 1 values from b * (kPreparePhases + 1) (chunked_prefill.hpp).
+  long long* prepare_phase_clocks = nullptr;
 };
 
 // What the kernel and its simulation compute: prefill with chunk size 64; q, k, v, g, beta in bf16,

@@ -30,6 +30,11 @@ class ChunkedDeviceCall {
   ChunkedParams params_;
 };
 
+// Stage A's phases, in order, as ChunkedParams::prepare_phase_clocks times them.
+inline constexpr int kPreparePhases = 6;
+inline constexpr const char* kPreparePhaseNames[kPreparePhases] = {
+    "inputs and gates", "l2norm", "diagonal sub-blocks", "decay chains", "off-diagonal (mma)", "solve and stores"};
+
 // The two stages, each on `stream`, without synchronizing; both together in order.
 cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t stream);
 cudaError_t launch_chunked_scan(const ChunkedParams& params, cudaStream_t stream);

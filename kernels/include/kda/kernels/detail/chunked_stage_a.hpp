@@ -60,30 +60,37 @@ KDA_HD float gate(const DecodeParams& p, float raw, float bias, float A) {
 }
 
 // Token i, key channel d of the chunk in two halves, so that the kernel can have many loads in flight
-// before the first value is used: load_token_bits issues the loads (q, k and the gate as stored, and
-// dt_bias), store_token widens them and stores q, k and alpha = exp(g) into the tiles. Rows past the
-// chunk's length hold q = k = 0 and alpha = 1 (g = 0): they contribute nothing and decay nothing.
+// before the first value is used: load_token_bits issues the loads (q, k and the gate as stored),
+// store_token widens them and stores q, k and alpha = exp(g) into the tiles. Per channel, not per token:
+// the query/key head h of value head hv and dt_bias[hv, d] (channel_bias), which a kernel thread that
+// keeps one channel loads once. Rows past the chunk's length hold q = k = 0 and alpha = 1 (g = 0): they
+// contribute nothing and decay nothing.
 struct TokenBits {
   std::uint32_t q = 0, k = 0, g = 0;
-  float bias = 0.0f;
   bool valid = false;
 };
 
+KDA_HD std::int64_t key_head(const DecodeParams& p, std::int64_t hv) { return hv / (p.HV / p.H); }
+
 template <int K>
-KDA_HD TokenBits load_token_bits(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, int i, int d) {
-  if (i >= c.length) return {};
-  const std::int64_t h = hv / (p.HV / p.H);
+KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
+  return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
+}
+
+KDA_HD TokenBits load_token_bits(const DecodeParams& p, const ChunkEntry& c, std::int64_t h, std::int64_t hv, int i,
+                                 int d) {
   TokenBits b;
-  b.q = access::load_bits(p.q, token_at(p.q, c, i, h) + d * p.q.stride[3]);
-  b.k = access::load_bits(p.k, token_at(p.k, c, i, h) + d * p.k.stride[3]);
-  b.g = access::load_bits(p.g, token_at(p.g, c, i, hv) + d * p.g.stride[3]);
-  b.bias = p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
-  b.valid = true;
+  b.valid = i < c.length;
+  if (b.valid) {
+    b.q = access::load_bits(p.q, token_at(p.q, c, i, h) + d * p.q.stride[3]);
+    b.k = access::load_bits(p.k, token_at(p.k, c, i, h) + d * p.k.stride[3]);
+    b.g = access::load_bits(p.g, token_at(p.g, c, i, hv) + d * p.g.stride[3]);
+  }
   return b;
 }
 
 template <int K>
-KDA_HD void store_token(const DecodeParams& p, float A, const TokenBits& b, int i, int d, const Tile& t) {
+KDA_HD void store_token(const DecodeParams& p, float A, float bias, const TokenBits& b, int i, int d, const Tile& t) {
   const int at = i * kLd<K> + d;
   if (!b.valid) {
     t.q[at] = 0.0f, t.k[at] = 0.0f, t.alpha[at] = 1.0f;
@@ -91,7 +98,7 @@ KDA_HD void store_token(const DecodeParams& p, float A, const TokenBits& b, int 
   }
   t.q[at] = access::widen(p.q.dtype, b.q);
   t.k[at] = access::widen(p.k.dtype, b.k);
-  t.alpha[at] = math::exp(gate(p, access::widen(p.g.dtype, b.g), b.bias, A));
+  t.alpha[at] = math::exp(gate(p, access::widen(p.g.dtype, b.g), bias, A));
 }
 
 // beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).
@@ -101,10 +108,13 @@ KDA_HD float load_beta(const DecodeParams& p, const ChunkEntry& c, std::int64_t 
   return p.beta_sigmoid ? math::mul(p.beta_factor, math::sigmoid(b)) : b;
 }
 
-// Row i, column col of the right-hand side of u: beta_i v_i (0 past the chunk's length).
-KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, float beta, int i, int col) {
-  if (i >= c.length) return 0.0f;
-  return math::mul(beta, activation(p.v, token_at(p.v, c, i, hv) + col * p.v.stride[3]));
+// Row i, column col of the right-hand side of u: beta_i v_i (0 past the chunk's length), in two halves
+// as for the token inputs: value_bits issues the load, value_rhs widens and scales.
+KDA_HD std::uint32_t value_bits(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, int i, int col) {
+  return i < c.length ? access::load_bits(p.v, token_at(p.v, c, i, hv) + col * p.v.stride[3]) : 0u;
+}
+KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
+  return i < c.length ? math::mul(beta, access::widen(p.v.dtype, bits)) : 0.0f;
 }
 
 // l2norm (or the scale alone) of one row x in four quarters, channels d = qq + 4m of quarter qq: each
