@@ -58,7 +58,12 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int LD = kLd<K>;
   static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
                        beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kChunk,
-                       total = aqk + kChunk * kChunk;
+                       tiles = aqk + kChunk * kChunk;
+  // The solve's finished rows, [64][kPrepareThreads]: over the q and k tiles, which it no longer reads,
+  // where they are large enough (K = 128), else after the tiles.
+  static constexpr int xs_size = kChunk * kPrepareThreads;
+  static constexpr int xs = xs_size <= 2 * kChunk * LD ? q : tiles;
+  static constexpr int total = xs == q ? tiles : tiles + xs_size;
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
 
@@ -88,13 +93,17 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   const int d = tid % K;
   const std::int64_t h = key_head(p, hv);
   const float bias = channel_bias<K>(p, hv, d);
+  // The gate's polynomials run in a loop of their own (rolled: one copy of the code, which the
+  // instruction cache keeps; unrolled 16 times it did not).
   for (int i0 = tid / K; i0 < kChunk; i0 += kLoadBatch * kPrepareThreads / K) {
     TokenBits bits[kLoadBatch];
 #pragma unroll
     for (int u = 0; u < kLoadBatch; ++u) bits[u] = load_token_bits(p, e, h, hv, i0 + u * kPrepareThreads / K, d);
 #pragma unroll
-    for (int u = 0; u < kLoadBatch; ++u) store_token<K>(p, A, bias, bits[u], i0 + u * kPrepareThreads / K, d, t);
+    for (int u = 0; u < kLoadBatch; ++u) store_token_inputs<K>(p, bits[u], i0 + u * kPrepareThreads / K, d, t);
   }
+#pragma unroll 1
+  for (int i = tid / K; i < kChunk; i += kPrepareThreads / K) activate_gate<K>(p, A, bias, e, i, d, t);
   if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) t.akk[at] = 0.0f, t.aqk[at] = 0.0f;
   __syncthreads();
@@ -118,11 +127,12 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   // quarters of a row meet through two shuffles as (q0 + q1) + (q2 + q3).
   {
     const int blk = warp / 2, i = (warp % 2) * 8 + lane / 4, qq = lane % 4;
-    float aq[kSubBlock], ak[kSubBlock];
-    diagonal_partials<K>(t, blk, i, qq, aq, ak);
-#pragma unroll
-    for (int j = 0; j < kSubBlock; ++j) {
-      float sq = aq[j], sk = ak[j];
+    float qi[K / 4], ki[K / 4], decay[K / 4];
+    diagonal_row<K>(t, kSubBlock * blk + i, qq, qi, ki, decay);
+#pragma unroll 1  // one copy of the column's code (instruction cache)
+    for (int j = kSubBlock - 1; j >= 0; --j) {
+      float sq, sk;
+      diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, qq, sq, sk);
       sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, 1));
       sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, 1));
       sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, 2));
@@ -176,27 +186,41 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   __syncthreads();
   phase_done(5);
 
-  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): thread col < V + K solves column col.
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): thread col < V + K solves column col
+  // (stage_a::solve_column), 16 rows at a time in registers; finished rows wait in xs[i][col].
   const int V = static_cast<int>(p.V);
+  float* const xs = shared + L::xs;
   if (tid < V + K) {
-    // v's 64 loads all in flight first (their bits held in x), then widened and scaled.
-    float x[kChunk];
-    if (tid < V) {
+    if (tid < V) {  // v's 64 loads all in flight first (their bits held in x), then widened and scaled
+      float x[kChunk];
 #pragma unroll
       for (int i = 0; i < kChunk; ++i) x[i] = __uint_as_float(value_bits(p, e, hv, i, tid));
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) x[i] = value_rhs(p, e, t.beta[i], i, __float_as_uint(x[i]));
+      for (int i = 0; i < kChunk; ++i) xs[i * kPrepareThreads + tid] = value_rhs(p, e, t.beta[i], i, __float_as_uint(x[i]));
     } else {
-#pragma unroll
-      for (int i = 0; i < kChunk; ++i) x[i] = t.alpha[i * LD + tid - V];
+#pragma unroll 8
+      for (int i = 0; i < kChunk; ++i) xs[i * kPrepareThreads + tid] = t.alpha[i * LD + tid - V];
     }
-    solve_column(t.akk, x);
+#pragma unroll 1
+    for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
+      float xb[kSubBlock], xc[kSubBlock];
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) {
-      if (tid < V)
-        P.work.u[(slot * kChunk + i) * V + tid] = access::f32_to_f16(x[i]);
-      else
-        P.work.w[(slot * kChunk + i) * K + tid - V] = access::f32_to_f16(x[i]);
+      for (int r = 0; r < kSubBlock; ++r) xb[r] = xs[(r0 + r) * kPrepareThreads + tid];
+#pragma unroll 1
+      for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+#pragma unroll
+        for (int c = 0; c < kSubBlock; ++c) xc[c] = xs[(c0 + c) * kPrepareThreads + tid];
+        solve_block_terms(t.akk, r0, c0, xc, xb);
+      }
+      solve_block_diagonal(t.akk, r0, xb);
+#pragma unroll
+      for (int r = 0; r < kSubBlock; ++r) {
+        xs[(r0 + r) * kPrepareThreads + tid] = xb[r];
+        if (tid < V)
+          P.work.u[(slot * kChunk + r0 + r) * V + tid] = access::f32_to_f16(xb[r]);
+        else
+          P.work.w[(slot * kChunk + r0 + r) * K + tid - V] = access::f32_to_f16(xb[r]);
+      }
     }
   }
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)

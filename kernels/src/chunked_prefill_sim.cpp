@@ -40,7 +40,7 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   const float A = gate_A(p, hv);
   for (int i = 0; i < kChunk; ++i) {
     for (int d = 0; d < K; ++d)
-      store_token<K>(p, A, channel_bias<K>(p, hv, d), load_token_bits(p, e, key_head(p, hv), hv, i, d), i, d, t);
+      store_token<K>(p, A, channel_bias<K>(p, hv, d), e, load_token_bits(p, e, key_head(p, hv), hv, i, d), i, d, t);
     beta[i] = load_beta(p, e, hv, i);
   }
   for (float* row : {q.data(), k.data()})

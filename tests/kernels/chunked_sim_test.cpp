@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <random>
 
 #include "../support/chunked_cases.hpp"
 #include "kda/kernels/chunked_precision_model.hpp"
 #include "kda/kernels/chunked_prefill_sim.hpp"
+#include "kda/kernels/detail/chunked_stage_a.hpp"
 #include "kda/metrics.hpp"
 #include "kda/properties/case_spec.hpp"
 #include "kda/properties/comparison.hpp"
@@ -126,6 +128,24 @@ TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
           ASSERT_EQ(states.at({c, hv, a, b}), 0.0) << "chunk " << c << " head " << hv << " [" << a << "," << b << "]";
   for (std::int64_t t = 0; t < 70; ++t)
     for (std::int64_t v = 0; v < p.V; ++v) ASSERT_EQ(p.o.at({0, t, 0, v}), 0.0) << "token " << t;
+}
+
+// The blocked forward substitution (what the kernel's 16-row blocks and the simulation run) performs
+// the plain double loop's fma's in the plain loop's order: the same bits. Random unit-triangular
+// systems with entries of both signs, so that a reordered sum would round differently.
+TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
+  std::mt19937_64 rng(17);
+  std::normal_distribution<float> normal(0.0f, 0.3f);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> akk(kChunk * kChunk);
+    for (float& a : akk) a = normal(rng);
+    float blocked[kChunk], plain[kChunk];
+    for (int i = 0; i < kChunk; ++i) blocked[i] = plain[i] = normal(rng) * 4.0f;
+    stage_a::solve_column(akk.data(), blocked);
+    for (int i = 1; i < kChunk; ++i)
+      for (int j = 0; j < i; ++j) plain[i] = std::fma(-akk[i * kChunk + j], plain[j], plain[i]);
+    for (int i = 0; i < kChunk; ++i) ASSERT_EQ(std::memcmp(&blocked[i], &plain[i], sizeof(float)), 0) << "row " << i;
+  }
 }
 
 }  // namespace

@@ -89,16 +89,27 @@ KDA_HD TokenBits load_token_bits(const DecodeParams& p, const ChunkEntry& c, std
   return b;
 }
 
+// store_token in two steps, so that a kernel can widen many elements first and run the gate's
+// polynomials in a loop of its own: store_token_inputs widens q, k and the raw gate (held in the alpha
+// tile; alpha = 1 past the chunk's length), activate_gate turns a held raw gate into alpha = exp(g).
 template <int K>
-KDA_HD void store_token(const DecodeParams& p, float A, float bias, const TokenBits& b, int i, int d, const Tile& t) {
+KDA_HD void store_token_inputs(const DecodeParams& p, const TokenBits& b, int i, int d, const Tile& t) {
   const int at = i * kLd<K> + d;
-  if (!b.valid) {
-    t.q[at] = 0.0f, t.k[at] = 0.0f, t.alpha[at] = 1.0f;
-    return;
-  }
-  t.q[at] = access::widen(p.q.dtype, b.q);
-  t.k[at] = access::widen(p.k.dtype, b.k);
-  t.alpha[at] = math::exp(gate(p, access::widen(p.g.dtype, b.g), bias, A));
+  t.q[at] = b.valid ? access::widen(p.q.dtype, b.q) : 0.0f;
+  t.k[at] = b.valid ? access::widen(p.k.dtype, b.k) : 0.0f;
+  t.alpha[at] = b.valid ? access::widen(p.g.dtype, b.g) : 1.0f;
+}
+template <int K>
+KDA_HD void activate_gate(const DecodeParams& p, float A, float bias, const ChunkEntry& c, int i, int d,
+                          const Tile& t) {
+  float& alpha = t.alpha[i * kLd<K> + d];
+  if (i < c.length) alpha = math::exp(gate(p, alpha, bias, A));
+}
+template <int K>
+KDA_HD void store_token(const DecodeParams& p, float A, float bias, const ChunkEntry& c, const TokenBits& b, int i,
+                        int d, const Tile& t) {
+  store_token_inputs<K>(p, b, i, d, t);
+  activate_gate<K>(p, A, bias, c, i, d, t);
 }
 
 // beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).
@@ -141,27 +152,41 @@ KDA_HD void scale_quarter(float* x, int qq, float factor) {
 // built column by column from j = i down (entries j > i are left as computed and must be ignored).
 // The row's q and k stay in registers; per column only k_J and alpha_{J+1} are loaded. The four
 // quarters then add as (q0 + q1) + (q2 + q3).
+// One column j of row i's diagonal sub-block (walked j = 15, 14, ..., 0): e (the running decay
+// alpha_{j+1} ... alpha_i of the thread's channels d = qq + 4m) steps one token, then the quarter's
+// partial sums of q_i k_j e and k_i k_j e over its channels in m order.
 template <int K>
-KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int qq, float (&aq)[kSubBlock], float (&ak)[kSubBlock]) {
+KDA_HD void diagonal_column(const Tile& t, int J, bool decays, const float (&qi)[K / 4], const float (&ki)[K / 4],
+                            float (&e)[K / 4], int qq, float& sq, float& sk) {
   constexpr int M = K / 4, LD = kLd<K>;
-  const int I = kSubBlock * blk + i;
-  float qi[M], ki[M], e[M];
+  sq = 0.0f, sk = 0.0f;
+  KDA_UNROLL
+  for (int m = 0; m < M; ++m) {
+    const int d = qq + 4 * m;
+    if (decays) e[m] = math::mul(e[m], t.alpha[(J + 1) * LD + d]);
+    const float x = math::mul(t.k[J * LD + d], e[m]);
+    sq = math::fma(qi[m], x, sq);
+    sk = math::fma(ki[m], x, sk);
+  }
+}
+
+// Row i of diagonal sub-block blk, quarter qq: q_i and k_i of the quarter's channels, e = 1.
+template <int K>
+KDA_HD void diagonal_row(const Tile& t, int I, int qq, float (&qi)[K / 4], float (&ki)[K / 4], float (&e)[K / 4]) {
+  constexpr int M = K / 4, LD = kLd<K>;
   KDA_UNROLL
   for (int m = 0; m < M; ++m) qi[m] = t.q[I * LD + qq + 4 * m], ki[m] = t.k[I * LD + qq + 4 * m], e[m] = 1.0f;
-  KDA_UNROLL
-  for (int j = kSubBlock - 1; j >= 0; --j) {
-    const int J = kSubBlock * blk + j;
-    float sq = 0.0f, sk = 0.0f;
-    KDA_UNROLL
-    for (int m = 0; m < M; ++m) {
-      const int d = qq + 4 * m;
-      if (j < i) e[m] = math::mul(e[m], t.alpha[(J + 1) * LD + d]);
-      const float x = math::mul(t.k[J * LD + d], e[m]);
-      sq = math::fma(qi[m], x, sq);
-      sk = math::fma(ki[m], x, sk);
-    }
-    aq[j] = sq, ak[j] = sk;
-  }
+}
+
+// The quarter's partial sums of every column of row i's diagonal sub-block (row i of the sub-block,
+// I = 16 blk + i), aq[j] and ak[j].
+template <int K>
+KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int qq, float (&aq)[kSubBlock], float (&ak)[kSubBlock]) {
+  constexpr int M = K / 4;
+  float qi[M], ki[M], e[M];
+  diagonal_row<K>(t, kSubBlock * blk + i, qq, qi, ki, e);
+  for (int j = kSubBlock - 1; j >= 0; --j)
+    diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, e, qq, aq[j], ak[j]);
 }
 
 // The decay products of key channel d, one pass per chain, each a running product in token order:
@@ -198,13 +223,35 @@ KDA_HD void chain_channel(const Tile& t, int d, std::uint16_t* qg, std::uint16_t
   *decay = gamma;
 }
 
-// x <- (I + Akk)^-1 x for one column: forward substitution, rows in order, each row's terms in column
-// order, in fp32 (exact up to the rounding of each fma).
-KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
+// x <- (I + Akk)^-1 x for one column: forward substitution x_i -= sum_{j < i} Akk[i, j] x_j in fp32,
+// one fma per term, j ascending for each row (chunked_sim_test checks these bits against the plain
+// double loop). In 16-row blocks so that a kernel keeps one block in registers and loops over the
+// earlier ones: rows r0 .. r0 + 15 of x (xb) less the terms of columns c0 .. c0 + 15 (xc: their final
+// values) (solve_block_terms); then the block's own triangle (solve_block_diagonal).
+KDA_HD void solve_block_terms(const float* akk, int r0, int c0, const float (&xc)[kSubBlock], float (&xb)[kSubBlock]) {
   KDA_UNROLL
-  for (int i = 1; i < kChunk; ++i)
+  for (int r = 0; r < kSubBlock; ++r)
     KDA_UNROLL
-    for (int j = 0; j < i; ++j) x[i] = math::fma(-akk[i * kChunk + j], x[j], x[i]);
+    for (int c = 0; c < kSubBlock; ++c) xb[r] = math::fma(-akk[(r0 + r) * kChunk + c0 + c], xc[c], xb[r]);
+}
+KDA_HD void solve_block_diagonal(const float* akk, int r0, float (&xb)[kSubBlock]) {
+  KDA_UNROLL
+  for (int r = 1; r < kSubBlock; ++r)
+    KDA_UNROLL
+    for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(r0 + r) * kChunk + r0 + c], xb[c], xb[r]);
+}
+// The whole column, as the kernel runs the blocks.
+KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
+  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
+    float xb[kSubBlock], xc[kSubBlock];
+    for (int r = 0; r < kSubBlock; ++r) xb[r] = x[r0 + r];
+    for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+      for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
+      solve_block_terms(akk, r0, c0, xc, xb);
+    }
+    solve_block_diagonal(akk, r0, xb);
+    for (int r = 0; r < kSubBlock; ++r) x[r0 + r] = xb[r];
+  }
 }
 
 // fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
