@@ -41,7 +41,6 @@ namespace {
 
 using namespace kda;
 using bench::check;
-using bench::copy_bandwidth_tb_per_s;
 using bench::json_escape;
 using bench::time_graph_ms;
 using bench::time_median_ms;
@@ -196,21 +195,11 @@ Accuracy accuracy(std::int64_t N) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string json_path, command;
-  int reps = 50;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) reps = std::max(5, std::atoi(argv[++i]));
-    else throw std::invalid_argument("usage: decode_bench [--json PATH] [--reps N]");
-  }
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  std::printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-
-  const double copy = copy_bandwidth_tb_per_s(20);
-  std::printf("device-to-device copy (1 GiB, read + written): %.2f TB/s\n\n", copy);
+  const bench::BenchRun run = bench::start_bench(argc, argv, "decode_bench", 50);
+  const std::string& json_path = run.json_path;
+  const cudaDeviceProp& prop = run.device;
+  const double copy = run.copy_tb_per_s;
+  const int reps = run.reps;
   std::vector<Row> rows;
   for (std::int64_t N : {64, 256, 1024}) rows.push_back(time_decode(N, reps));
   const Accuracy acc = accuracy(64);
@@ -241,7 +230,7 @@ int main(int argc, char** argv) try {
   if (!json_path.empty()) {
     std::ostringstream j;
     j << "{\n  \"date\": \"" << utc_now() << "\",\n  \"gpu\": \"" << json_escape(prop.name) << "\",\n  \"command\": \""
-      << json_escape(command) << "\",\n  \"shape\": {\"H\": " << kH << ", \"HV\": " << kHV << ", \"K\": " << kK
+      << json_escape(run.command) << "\",\n  \"shape\": {\"H\": " << kH << ", \"HV\": " << kHV << ", \"K\": " << kK
       << ", \"V\": " << kV << ", \"pool\": \"f32 [slots,HV,V,K]\", \"inputs\": \"bf16\", \"in_kernel\": \"gate (softplus), "
       << "l2norm, beta sigmoid\", \"tokens_per_sequence\": 1},\n  \"reps\": " << reps << ",\n  \"copy_tb_per_s\": " << copy
       << ",\n  \"decode\": [";

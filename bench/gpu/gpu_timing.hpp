@@ -1,10 +1,12 @@
 #pragma once
-// What the GPU benchmarks share: CUDA error checks, the median-of-launches and graph-replay timers, the device-to-device
-// copy bandwidth (the ceiling each benchmark reports beside its own figure), and the date and JSON
-// escaping of their reports.
+// What the GPU benchmarks share: CUDA error checks, the median-of-launches and graph-replay timers, the
+// device-to-device copy bandwidth (the ceiling each benchmark reports beside its own figure), the
+// command line and the run's header, and the date and JSON escaping of their reports.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <stdexcept>
 #include <string>
@@ -76,6 +78,36 @@ inline double copy_bandwidth_tb_per_s(int reps) {
       time_median_ms(reps, [&](int) { check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice), "copy"); });
   cudaFree(a), cudaFree(b);
   return 2.0 * bytes / (ms * 1e-3) / 1e12;
+}
+
+// A benchmark's command line (`NAME [--json PATH] [--reps N]`, at least 5 reps) and the facts every
+// report starts with: the device, and the copy bandwidth measured now (printed as they are found).
+struct BenchRun {
+  std::string json_path, command;
+  int reps = 0;
+  cudaDeviceProp device{};
+  double copy_tb_per_s = 0;
+};
+
+inline BenchRun start_bench(int argc, char** argv, const char* name, int default_reps) {
+  BenchRun run;
+  run.reps = default_reps;
+  for (int i = 0; i < argc; ++i) run.command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc)
+      run.json_path = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      run.reps = std::max(5, std::atoi(argv[++i]));
+    else
+      throw std::invalid_argument(std::string("usage: ") + name + " [--json PATH] [--reps N]");
+  }
+  check(cudaGetDeviceProperties(&run.device, 0), "cudaGetDeviceProperties");
+  std::printf("device: %s, %d SMs, L2 %d MB\n", run.device.name, run.device.multiProcessorCount,
+              run.device.l2CacheSize >> 20);
+  run.copy_tb_per_s = copy_bandwidth_tb_per_s(20);
+  std::printf("device-to-device copy (1 GiB, read + written): %.2f TB/s\n\n", run.copy_tb_per_s);
+  return run;
 }
 
 inline std::string utc_now() {

@@ -39,7 +39,6 @@ namespace {
 
 using namespace kda;
 using bench::check;
-using bench::copy_bandwidth_tb_per_s;
 using bench::json_escape;
 using bench::time_median_ms;
 using bench::utc_now;
@@ -185,23 +184,11 @@ void measure_accuracy(Row& row) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string json_path, command;
-  int reps = 20;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc)
-      json_path = argv[++i];
-    else if (a == "--reps" && i + 1 < argc)
-      reps = std::max(5, std::atoi(argv[++i]));
-    else
-      throw std::invalid_argument("usage: prefill_bench [--json PATH] [--reps N]");
-  }
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  std::printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-  const double copy = copy_bandwidth_tb_per_s(20);
-  std::printf("device-to-device copy (1 GiB, read + written): %.2f TB/s\n\n", copy);
+  const bench::BenchRun run = bench::start_bench(argc, argv, "prefill_bench", 20);
+  const std::string& json_path = run.json_path;
+  const cudaDeviceProp& prop = run.device;
+  const double copy = run.copy_tb_per_s;
+  const int reps = run.reps;
 
   std::vector<Row> rows;
   for (const Packing& packing : packings()) {
@@ -235,7 +222,7 @@ int main(int argc, char** argv) try {
   if (!json_path.empty()) {
     std::ostringstream j;
     j << "{\n  \"date\": \"" << utc_now() << "\",\n  \"gpu\": \"" << json_escape(prop.name) << "\",\n  \"command\": \""
-      << json_escape(command) << "\",\n  \"shape\": {\"H\": " << kHeads << ", \"HV\": " << kHeads << ", \"K\": " << kK
+      << json_escape(run.command) << "\",\n  \"shape\": {\"H\": " << kHeads << ", \"HV\": " << kHeads << ", \"K\": " << kK
       << ", \"V\": " << kV << ", \"states\": \"dense f32 [N,HV,V,K] in and out\", \"inputs\": \"bf16\", \"output\": "
       << "\"bf16\", \"in_kernel\": \"gate (softplus), l2norm, beta sigmoid\"},\n  \"reps\": " << reps
       << ",\n  \"copy_tb_per_s\": " << copy << ",\n  \"accuracy_heads\": " << kAccuracyHeads << ",\n  \"prefill\": [";

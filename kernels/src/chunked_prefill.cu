@@ -43,6 +43,25 @@ __device__ __forceinline__ std::uint32_t tf32_operand(float x) { return __float_
 // An fp16 value is a tf32 value already (10 fraction bits, exponent range inside fp32's).
 __device__ __forceinline__ std::uint32_t f16_operand(const __half* p) { return __float_as_uint(__half2float(*p)); }
 
+// The A fragment of rows `row`, row + 8 and columns k0 + tq, k0 + tq + 4 of a row-major fp16 tile.
+__device__ __forceinline__ void half_rows_fragment(const __half* tile, int ld, int row, int k0, int tq,
+                                                   std::uint32_t (&a)[4]) {
+  a[0] = f16_operand(&tile[row * ld + k0 + tq]), a[1] = f16_operand(&tile[(row + 8) * ld + k0 + tq]);
+  a[2] = f16_operand(&tile[row * ld + k0 + tq + 4]), a[3] = f16_operand(&tile[(row + 8) * ld + k0 + tq + 4]);
+}
+
+// acc[nt] += A B for the 32 columns of a row-major fp32 (tf32-valued) tile, rows k0 .. k0 + 7 of it
+// as B (b0 (tq, g), b1 (tq + 4, g) of column block nt).
+__device__ __forceinline__ void times_tile_rows(const std::uint32_t (&a)[4], const float* tile, int ld, int k0, int g,
+                                                int tq, float (&acc)[4][4]) {
+#pragma unroll
+  for (int nt = 0; nt < 4; ++nt) {
+    const std::uint32_t b[2] = {__float_as_uint(tile[(k0 + tq) * ld + 8 * nt + g]),
+                                __float_as_uint(tile[(k0 + tq + 4) * ld + 8 * nt + g])};
+    mma_tf32(acc[nt], a, b);
+  }
+}
+
 __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
   const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
@@ -367,15 +386,9 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
       float acc[4][4] = {};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 8) {
-        const std::uint32_t a[4] = {f16_operand(&w[row * L::WLD + k0 + tq]), f16_operand(&w[(row + 8) * L::WLD + k0 + tq]),
-                                    f16_operand(&w[row * L::WLD + k0 + tq + 4]),
-                                    f16_operand(&w[(row + 8) * L::WLD + k0 + tq + 4])};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const std::uint32_t b[2] = {__float_as_uint(st[(k0 + tq) * L::SLD + 8 * nt + g]),
-                                      __float_as_uint(st[(k0 + tq + 4) * L::SLD + 8 * nt + g])};
-          mma_tf32(acc[nt], a, b);
-        }
+        std::uint32_t a[4];
+        half_rows_fragment(w, L::WLD, row, k0, tq, a);
+        times_tile_rows(a, st, L::SLD, k0, g, tq, acc);
       }
 #pragma unroll
       for (int nt = 0; nt < 4; ++nt)
@@ -392,26 +405,14 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
       float acc[4][4] = {};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 8) {
-        const std::uint32_t a[4] = {f16_operand(&qg[row * L::WLD + k0 + tq]), f16_operand(&qg[(row + 8) * L::WLD + k0 + tq]),
-                                    f16_operand(&qg[row * L::WLD + k0 + tq + 4]),
-                                    f16_operand(&qg[(row + 8) * L::WLD + k0 + tq + 4])};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const std::uint32_t b[2] = {__float_as_uint(st[(k0 + tq) * L::SLD + 8 * nt + g]),
-                                      __float_as_uint(st[(k0 + tq + 4) * L::SLD + 8 * nt + g])};
-          mma_tf32(acc[nt], a, b);
-        }
+        std::uint32_t a[4];
+        half_rows_fragment(qg, L::WLD, row, k0, tq, a);
+        times_tile_rows(a, st, L::SLD, k0, g, tq, acc);
       }
       for (int j0 = 0; j0 < 16 * (warp + 1); j0 += 8) {
-        const std::uint32_t a[4] = {
-            f16_operand(&aqk[row * L::ALD + j0 + tq]), f16_operand(&aqk[(row + 8) * L::ALD + j0 + tq]),
-            f16_operand(&aqk[row * L::ALD + j0 + tq + 4]), f16_operand(&aqk[(row + 8) * L::ALD + j0 + tq + 4])};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const std::uint32_t b[2] = {__float_as_uint(vnew[(j0 + tq) * L::SLD + 8 * nt + g]),
-                                      __float_as_uint(vnew[(j0 + tq + 4) * L::SLD + 8 * nt + g])};
-          mma_tf32(acc[nt], a, b);
-        }
+        std::uint32_t a[4];
+        half_rows_fragment(aqk, L::ALD, row, j0, tq, a);
+        times_tile_rows(a, vnew, L::SLD, j0, g, tq, acc);
       }
       const ChunkEntry e = P.chunks[c];
 #pragma unroll

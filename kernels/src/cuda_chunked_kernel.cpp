@@ -1,9 +1,5 @@
 #include "kda/kernels/cuda_chunked_kernel.hpp"
 
-#include <cuda_runtime.h>
-
-#include <stdexcept>
-
 #include "device_mirror.hpp"
 #include "kda/kernels/chunked_prefill.hpp"
 
@@ -20,18 +16,10 @@ class CudaChunkedKernel final : public Kernel {
   RunOutcome run(Problem& problem) override {
     if (RunOutcome admitted = admit_chunked(problem, name()); admitted.status != RunOutcome::Status::ok)
       return admitted;
-    try {
-      DeviceMirror mirror(problem);
-      const ChunkedDeviceCall call(problem, [&](GuardedBuffer& b) { return mirror.payload(b); });
-      if (const cudaError_t e = launch_chunked_prefill(call.params(), nullptr); e != cudaSuccess)
-        return RunOutcome::failed(std::string("launch failed: ") + cudaGetErrorString(e));
-      if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
-        return RunOutcome::failed(std::string("kernel failed: ") + cudaGetErrorString(e));
-      mirror.copy_back();
-    } catch (const std::exception& e) {
-      return RunOutcome::failed(e.what());
-    }
-    return RunOutcome::ok();
+    return run_mirrored(problem, [&](const PayloadAddress& payload) {
+      const ChunkedDeviceCall call(problem, payload);  // its workspace outlives the kernel: waited for here
+      return wait_for_kernel(launch_chunked_prefill(call.params(), nullptr));
+    });
   }
 };
 

@@ -1,9 +1,5 @@
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 
-#include <cuda_runtime.h>
-
-#include <stdexcept>
-
 #include "device_mirror.hpp"
 
 namespace kda::kernels {
@@ -21,18 +17,10 @@ class CudaRecurrentKernel final : public Kernel {
   RunOutcome run(Problem& problem) override {
     if (auto violations = validate(problem, profile()); !violations.empty())
       return RunOutcome::rejected(std::move(violations));
-    try {
-      DeviceMirror mirror(problem);
-      const RunOutcome launched = launch_recurrent_decode(
-          problem, [&](GuardedBuffer& b) { return mirror.payload(b); }, nullptr, config_);
-      if (launched.status != RunOutcome::Status::ok) return launched;
-      if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
-        return RunOutcome::failed(std::string("kernel failed: ") + cudaGetErrorString(e));
-      mirror.copy_back();
-    } catch (const std::exception& e) {
-      return RunOutcome::failed(e.what());
-    }
-    return RunOutcome::ok();
+    return run_mirrored(problem, [&](const PayloadAddress& payload) {
+      const RunOutcome launched = launch_recurrent_decode(problem, payload, nullptr, config_);
+      return launched.status == RunOutcome::Status::ok ? wait_for_kernel() : launched;
+    });
   }
 
  private:

@@ -53,4 +53,22 @@ void DeviceMirror::copy_back() {
           "cudaMemcpy to host");
 }
 
+RunOutcome run_mirrored(Problem& problem, const std::function<RunOutcome(const PayloadAddress& payload)>& run) {
+  try {
+    DeviceMirror mirror(problem);
+    const RunOutcome ran = run([&](GuardedBuffer& b) { return mirror.payload(b); });
+    if (ran.status == RunOutcome::Status::ok) mirror.copy_back();
+    return ran;
+  } catch (const std::exception& e) {
+    return RunOutcome::failed(e.what());
+  }
+}
+
+RunOutcome wait_for_kernel(cudaError_t launched) {
+  if (launched != cudaSuccess) return RunOutcome::failed(std::string("launch failed: ") + cudaGetErrorString(launched));
+  if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
+    return RunOutcome::failed(std::string("kernel failed: ") + cudaGetErrorString(e));
+  return RunOutcome::ok();
+}
+
 }  // namespace kda::kernels

@@ -12,6 +12,7 @@
 
 #include "../support/chunked_cases.hpp"
 #include "../support/generated_cases.hpp"
+#include "../support/run_against_simulation.hpp"
 #include "kda/kernels/chunked_prefill_sim.hpp"
 #include "kda/kernels/cuda_chunked_kernel.hpp"
 #include "kda/kernels/device.hpp"
@@ -47,15 +48,12 @@ void expect_agreement(const Problem& input, Worst& worst) {
   SCOPED_TRACE(input.describe());
   static const auto cuda = make_cuda_chunked_kernel();
   static const auto sim = make_sim_chunked_kernel();
-  Problem on_gpu = deep_copy(input), on_cpu = deep_copy(input);
-  const props::Snapshot before(input);
-  const RunOutcome gpu_outcome = cuda->run(on_gpu);
-  ASSERT_EQ(gpu_outcome.status, RunOutcome::Status::ok) << gpu_outcome.message;
-  ASSERT_EQ(sim->run(on_cpu).status, RunOutcome::Status::ok);
-  for (const auto& change : before.changes_outside_writable(on_gpu)) ADD_FAILURE() << change;
+  test::RunPair ran;
+  test::run_against_simulation(*cuda, *sim, input, ran);
+  if (testing::Test::HasFatalFailure()) return;
   Problem reversed_run = deep_copy(input);
   simulate_chunked_prefill(reversed_run, SumOrder::descending);
-  const ReferenceOutputs g = props::read_outputs(on_gpu), c = props::read_outputs(on_cpu);
+  const ReferenceOutputs g = props::read_outputs(ran.cuda), c = props::read_outputs(ran.simulation);
   const ReferenceOutputs r = props::read_outputs(reversed_run);
   expect_close("o", input.o.dtype(), g.o, c.o, r.o, worst);
   if (input.final_state)

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "../support/generated_cases.hpp"
+#include "../support/run_against_simulation.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 #include "kda/kernels/device.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
@@ -43,13 +44,10 @@ void expect_bit_identical(const Problem& input, Agreement& total) {
   SCOPED_TRACE(input.describe());
   static const auto cuda = make_cuda_recurrent_kernel();
   static const auto sim = make_sim_recurrent_kernel();
-  Problem on_gpu = deep_copy(input), on_cpu = deep_copy(input);
-  const props::Snapshot before(input);
-  const RunOutcome gpu_outcome = cuda->run(on_gpu);
-  ASSERT_EQ(gpu_outcome.status, RunOutcome::Status::ok) << gpu_outcome.message;
-  ASSERT_EQ(sim->run(on_cpu).status, RunOutcome::Status::ok);
-  for (const auto& change : before.changes_outside_writable(on_gpu)) ADD_FAILURE() << change;
-  const ReferenceOutputs g = props::read_outputs(on_gpu), c = props::read_outputs(on_cpu);
+  test::RunPair ran;
+  test::run_against_simulation(*cuda, *sim, input, ran);
+  if (testing::Test::HasFatalFailure()) return;
+  const ReferenceOutputs g = props::read_outputs(ran.cuda), c = props::read_outputs(ran.simulation);
   Agreement a;
   compare("o", input.o.dtype(), g.o, c.o, a);
   if (input.final_state) compare("final_state", input.final_state->dtype(), g.final_state, c.final_state, a);
