@@ -23,10 +23,10 @@ using namespace stage_a;
 
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kPrepareThreads = 256;  // stage A: one thread per column of [v | k] (V + K <= 256)
-constexpr int kScanThreads = 128;     // stage B: 4 warps, one per 16-token row block
+constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM: two warps per scheduler were too few)
+constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], one thread each (V + K <= 256)
+constexpr int kScanThreads = 256;     // stage B: 8 warps, (16-token row block) x (half of the value tile)
 constexpr int kValueTile = 32;        // stage B: value channels per block
-constexpr int kLoadBatch = 16;        // stage A: input elements per thread with loads in flight together
 
 // D = A B + D on tensor cores; operands are tf32 bit patterns (fp32 with the low 13 bits zero).
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
@@ -50,14 +50,14 @@ __device__ __forceinline__ void half_rows_fragment(const __half* tile, int ld, i
   a[2] = f16_operand(&tile[row * ld + k0 + tq + 4]), a[3] = f16_operand(&tile[(row + 8) * ld + k0 + tq + 4]);
 }
 
-// acc[nt] += A B for the 32 columns of a row-major fp32 (tf32-valued) tile, rows k0 .. k0 + 7 of it
-// as B (b0 (tq, g), b1 (tq + 4, g) of column block nt).
-__device__ __forceinline__ void times_tile_rows(const std::uint32_t (&a)[4], const float* tile, int ld, int k0, int g,
-                                                int tq, float (&acc)[4][4]) {
+// acc[nt] += A B for the 16 columns col0 .. col0 + 15 of a row-major fp32 (tf32-valued) tile, rows
+// k0 .. k0 + 7 of it as B (b0 (tq, g), b1 (tq + 4, g) of column block nt).
+__device__ __forceinline__ void times_tile_rows(const std::uint32_t (&a)[4], const float* tile, int ld, int k0,
+                                                int col0, int g, int tq, float (&acc)[2][4]) {
 #pragma unroll
-  for (int nt = 0; nt < 4; ++nt) {
-    const std::uint32_t b[2] = {__float_as_uint(tile[(k0 + tq) * ld + 8 * nt + g]),
-                                __float_as_uint(tile[(k0 + tq + 4) * ld + 8 * nt + g])};
+  for (int nt = 0; nt < 2; ++nt) {
+    const std::uint32_t b[2] = {__float_as_uint(tile[(k0 + tq) * ld + col0 + 8 * nt + g]),
+                                __float_as_uint(tile[(k0 + tq + 4) * ld + col0 + 8 * nt + g])};
     mma_tf32(acc[nt], a, b);
   }
 }
@@ -70,7 +70,7 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 __device__ __forceinline__ void cp_async_wait_all_but_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
 
 // ---------------------------------------------------------------------------------------------------
-// Stage A: one block of 256 threads per (chunk c, value head hv), blockIdx.x = c * HV + hv.
+// Stage A: one block of 512 threads per (chunk c, value head hv), blockIdx.x = c * HV + hv.
 
 template <int K>
 struct PrepareLayout {  // offsets in floats into dynamic shared memory
@@ -78,16 +78,16 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
                        beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kChunk,
                        tiles = aqk + kChunk * kChunk;
-  // The solve's finished rows, [64][kPrepareThreads]: over the q and k tiles, which it no longer reads,
+  // The solve's finished rows, [64][kSolveColumns]: over the q and k tiles, which it no longer reads,
   // where they are large enough (K = 128), else after the tiles.
-  static constexpr int xs_size = kChunk * kPrepareThreads;
+  static constexpr int xs_size = kChunk * kSolveColumns;
   static constexpr int xs = xs_size <= 2 * kChunk * LD ? q : tiles;
   static constexpr int total = xs == q ? tiles : tiles + xs_size;
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
 
 template <int K>
-__global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_constant__ ChunkedParams P) {
+__global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __grid_constant__ ChunkedParams P) {
   using L = PrepareLayout<K>;
   constexpr int LD = L::LD;
   extern __shared__ float shared[];
@@ -103,24 +103,25 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   };
   phase_done(0);
 
-  // Inputs: q, k, alpha = exp(g) per (token, channel), kLoadBatch elements per thread with all their
-  // loads in flight before the first is used; beta per token; Akk and Aqk cleared.
+  // Inputs: q, k, alpha = exp(g) per (token, channel), each thread's elements (16 at K = 128) with all
+  // their loads in flight before the first is used; beta per token; Akk and Aqk cleared.
   // A thread keeps one key channel d (kPrepareThreads is a multiple of K), so its head, bias and gate
   // factor are loaded once; tokens i = tid / K, tid / K + kPrepareThreads / K, ...
-  static_assert(kPrepareThreads % K == 0 && kChunk * K % (kPrepareThreads * kLoadBatch) == 0);
+  constexpr int kLoads = kChunk * K / kPrepareThreads;
+  static_assert(kPrepareThreads % K == 0 && kChunk * K % kPrepareThreads == 0);
   const float A = gate_A(p, hv);
   const int d = tid % K;
   const std::int64_t h = key_head(p, hv);
   const float bias = channel_bias<K>(p, hv, d);
+  {
+    TokenBits bits[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) bits[u] = load_token_bits(p, e, h, hv, tid / K + u * kPrepareThreads / K, d);
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) store_token_inputs<K>(p, bits[u], tid / K + u * kPrepareThreads / K, d, t);
+  }
   // The gate's polynomials run in a loop of their own (rolled: one copy of the code, which the
   // instruction cache keeps; unrolled 16 times it did not).
-  for (int i0 = tid / K; i0 < kChunk; i0 += kLoadBatch * kPrepareThreads / K) {
-    TokenBits bits[kLoadBatch];
-#pragma unroll
-    for (int u = 0; u < kLoadBatch; ++u) bits[u] = load_token_bits(p, e, h, hv, i0 + u * kPrepareThreads / K, d);
-#pragma unroll
-    for (int u = 0; u < kLoadBatch; ++u) store_token_inputs<K>(p, bits[u], i0 + u * kPrepareThreads / K, d, t);
-  }
 #pragma unroll 1
   for (int i = tid / K; i < kChunk; i += kPrepareThreads / K) activate_gate<K>(p, A, bias, e, i, d, t);
   if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
@@ -130,10 +131,11 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
 
   // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
   // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
+  static_assert(kPrepareThreads % (4 * kChunk) == 0);
 #pragma unroll
-  for (int pass = 0; pass < 2; ++pass) {
-    float* x = (pass == 0 ? t.q : t.k) + (tid / 4) * LD;
-    const int qq = tid % 4;
+  for (int at = tid; at < 2 * 4 * kChunk; at += kPrepareThreads) {
+    const int pass = at / (4 * kChunk), qq = at % 4;
+    float* x = (pass == 0 ? t.q : t.k) + (at % (4 * kChunk) / 4) * LD;
     float sum = square_sum<K>(x, qq);
     sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 1));
     sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 2));
@@ -142,33 +144,43 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   __syncthreads();
   phase_done(2);
 
-  // Diagonal sub-blocks: thread (blk, i, qq) = (warp / 2, 8 (warp % 2) + lane / 4, lane % 4); the four
-  // quarters of a row meet through two shuffles as (q0 + q1) + (q2 + q3).
+  // Diagonal sub-blocks: thread (blk, i, part) = (warp / 4, 4 (warp % 4) + lane / 8, lane % 8); the
+  // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them.
+  static_assert(kPrepareThreads == kChunk * kDiagonalParts);
   {
-    const int blk = warp / 2, i = (warp % 2) * 8 + lane / 4, qq = lane % 4;
-    float qi[K / 4], ki[K / 4], decay[K / 4];
-    diagonal_row<K>(t, kSubBlock * blk + i, qq, qi, ki, decay);
+    const int blk = warp / 4, i = (warp % 4) * 4 + lane / kDiagonalParts, part = lane % kDiagonalParts;
+    constexpr int M = K / kDiagonalParts;
+    float qi[M], ki[M], decay[M];
+    diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, decay);
 #pragma unroll 1  // one copy of the column's code (instruction cache)
     for (int j = kSubBlock - 1; j >= 0; --j) {
       float sq, sk;
-      diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, qq, sq, sk);
-      sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, 1));
-      sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, 1));
-      sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, 2));
-      sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, 2));
+      diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, part, sq, sk);
+#pragma unroll
+      for (int level = 1; level < kDiagonalParts; level *= 2) {
+        sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, level));
+        sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, level));
+      }
       const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
-      if (qq == 0 && j <= i) t.aqk[I * kChunk + J] = sq;
-      if (qq == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
+      if (part == 0 && j <= i) t.aqk[I * kChunk + J] = sq;
+      if (part == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
     }
   }
   __syncthreads();
   phase_done(3);
 
-  // The decay chains, one thread per key channel: qg, kg and exp(Γlast) to the workspace; the anchored
-  // rows and the right-hand side of w in shared memory.
-  if (tid < K)
-    chain_channel<K>(t, tid, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
-                     P.work.decay + slot * K + tid);
+  // The decay chains, a thread per (key channel, chain): kg to the workspace and the anchored keys of
+  // r = 16, 32, 48 in shared memory side by side; then (they overwrite k and alpha) qg and exp(Γlast)
+  // to the workspace, the anchored q and k rows and the right-hand side of w in shared memory.
+  static_assert(kPrepareThreads >= 4 * K);
+  if (tid < 4 * K) {
+    if (tid < K)
+      chain_keys<K>(t, tid, P.work.kg + slot * kChunk * K);
+    else
+      chain_anchored<K>(t, tid % K, kSubBlock * (tid / K));
+  }
+  __syncthreads();
+  if (tid < K) chain_gammas<K>(t, tid, P.work.qg + slot * kChunk * K, P.work.decay + slot * K + tid);
   __syncthreads();
   phase_done(4);
 
@@ -209,41 +221,43 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
   // (stage_a::solve_column), 16 rows at a time in registers; finished rows wait in xs[i][col].
   const int V = static_cast<int>(p.V);
   float* const xs = shared + L::xs;
+  static_assert(kSolveColumns <= kPrepareThreads);
   if (tid < V + K) {
     if (tid < V) {  // v's 64 loads all in flight first (their bits held in x), then widened and scaled
       float x[kChunk];
 #pragma unroll
       for (int i = 0; i < kChunk; ++i) x[i] = __uint_as_float(value_bits(p, e, hv, i, tid));
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) xs[i * kPrepareThreads + tid] = value_rhs(p, e, t.beta[i], i, __float_as_uint(x[i]));
+      for (int i = 0; i < kChunk; ++i) xs[i * kSolveColumns + tid] = value_rhs(p, e, t.beta[i], i, __float_as_uint(x[i]));
     } else {
 #pragma unroll 8
-      for (int i = 0; i < kChunk; ++i) xs[i * kPrepareThreads + tid] = t.alpha[i * LD + tid - V];
+      for (int i = 0; i < kChunk; ++i) xs[i * kSolveColumns + tid] = t.alpha[i * LD + tid - V];
     }
 #pragma unroll 1
     for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
       float xb[kSubBlock], xc[kSubBlock];
 #pragma unroll
-      for (int r = 0; r < kSubBlock; ++r) xb[r] = xs[(r0 + r) * kPrepareThreads + tid];
+      for (int r = 0; r < kSubBlock; ++r) xb[r] = xs[(r0 + r) * kSolveColumns + tid];
 #pragma unroll 1
       for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
 #pragma unroll
-        for (int c = 0; c < kSubBlock; ++c) xc[c] = xs[(c0 + c) * kPrepareThreads + tid];
+        for (int c = 0; c < kSubBlock; ++c) xc[c] = xs[(c0 + c) * kSolveColumns + tid];
         solve_block_terms(t.akk, r0, c0, xc, xb);
       }
       solve_block_diagonal(t.akk, r0, xb);
 #pragma unroll
       for (int r = 0; r < kSubBlock; ++r) {
-        xs[(r0 + r) * kPrepareThreads + tid] = xb[r];
+        xs[(r0 + r) * kSolveColumns + tid] = xb[r];
         if (tid < V)
           P.work.u[(slot * kChunk + r0 + r) * V + tid] = access::f32_to_f16(xb[r]);
         else
           P.work.w[(slot * kChunk + r0 + r) * K + tid - V] = access::f32_to_f16(xb[r]);
       }
     }
+  } else {  // the threads without a column store Aqk meanwhile
+    for (int at = tid - V - K; at < kChunk * kChunk; at += kPrepareThreads - V - K)
+      P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
   }
-  for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)
-    P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
   if (clocks) {  // the same for the whole block
     __syncthreads();
     phase_done(6);
@@ -251,9 +265,11 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(const __grid_c
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Stage B: one block of 128 threads per (sequence n, value head hv, value tile of 32 channels),
-// blockIdx.x = (n * HV + hv) * tiles + tile. Warp w owns token rows 16 w .. 16 w + 15 of v_new and o,
-// and key channels K / 4 w .. of the state S (fp32, in its mma accumulators), all 32 value channels.
+// Stage B: one block of 256 threads per (sequence n, value head hv, value tile of 32 channels),
+// blockIdx.x = (n * HV + hv) * tiles + tile. Warp w = 4 half + rb owns value channels 16 half .. + 15 of
+// the tile: token rows 16 rb .. 16 rb + 15 of v_new and o, and key channels K / 4 rb .. of the state S
+// (fp32, in its mma accumulators). Eight warps rather than four: each chunk is a chain of dependent
+// products, and two warps per scheduler hide each other's latencies.
 
 template <int K>
 struct ScanLayout {  // byte offsets into dynamic shared memory; row strides padded against bank conflicts
@@ -305,6 +321,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
   extern __shared__ __align__(16) std::byte scan_shared[];
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp, g = lane / 4, tq = lane % 4;
+  const int rb = warp % 4, col0 = 16 * (warp / 4);  // the warp's row block and first value channel (tile)
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
   const int v0 = tile * kValueTile;
@@ -331,14 +348,14 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
   cp_async_commit();
 
   // S in the accumulator layout of the state update: element (mt, nt, x) is key channel
-  // d = K / 4 warp + 16 mt + g (+ 8 for x >= 2), value channel v0 + 8 nt + 2 tq + (x & 1).
-  auto key_of = [&](int mt, int x) { return K / 4 * warp + 16 * mt + g + (x >= 2 ? 8 : 0); };
-  auto value_of = [&](int nt, int x) { return 8 * nt + 2 * tq + (x & 1); };  // within the tile
-  float S[MT][4][4];
+  // d = K / 4 rb + 16 mt + g (+ 8 for x >= 2), value channel v0 + col0 + 8 nt + 2 tq + (x & 1).
+  auto key_of = [&](int mt, int x) { return K / 4 * rb + 16 * mt + g + (x >= 2 ? 8 : 0); };
+  auto value_of = [&](int nt, int x) { return col0 + 8 * nt + 2 * tq + (x & 1); };  // within the tile
+  float S[MT][2][4];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
+    for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int x = 0; x < 4; ++x)
         S[mt][nt][x] = hs.in ? access::load(p.state_in,
@@ -348,7 +365,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int x = 0; x < 4; ++x) st[key_of(mt, x) * L::SLD + value_of(nt, x)] = to_tf32(S[mt][nt][x]);
   };
@@ -367,7 +384,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
+        for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
           for (int x = 0; x < 4; ++x)
             access::store(P.chunk_states, access::state_offset(P.chunk_states, v0 + value_of(nt, x), key_of(mt, x)),
@@ -379,61 +396,62 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
     const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
     const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
     const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
-    const int row = 16 * warp + g;  // this lane's token rows: row and row + 8
+    const int row = 16 * rb + g;  // this lane's token rows: row and row + 8
 
-    // v_new = u - w S (tf32), rows 16 warp .. + 15.
+    // v_new = u - w S (tf32), rows 16 rb .. + 15; then this warp's qg S of o, which needs no v_new
+    // and so runs while the other warps finish theirs.
+    float o[2][4] = {};
     {
-      float acc[4][4] = {};
+      float acc[2][4] = {};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 8) {
         std::uint32_t a[4];
         half_rows_fragment(w, L::WLD, row, k0, tq, a);
-        times_tile_rows(a, st, L::SLD, k0, g, tq, acc);
+        times_tile_rows(a, st, L::SLD, k0, col0, g, tq, acc);
       }
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
-          const int i = row + (x >= 2 ? 8 : 0), v = 8 * nt + 2 * tq + (x & 1);
+          const int i = row + (x >= 2 ? 8 : 0), v = value_of(nt, x);
           vnew[i * L::SLD + v] = to_tf32(math::sub(__half2float(u[i * L::ULD + v]), acc[nt][x]));
         }
     }
+#pragma unroll 4
+    for (int k0 = 0; k0 < K; k0 += 8) {
+      std::uint32_t a[4];
+      half_rows_fragment(qg, L::WLD, row, k0, tq, a);
+      times_tile_rows(a, st, L::SLD, k0, col0, g, tq, o);
+    }
     __syncthreads();  // v_new complete
 
-    // o = qg S + Aqk v_new over the columns j < 16 (warp + 1) (Aqk is 0 above the diagonal).
+    // o += Aqk v_new over the columns j < 16 (rb + 1) (Aqk is 0 above the diagonal).
     {
-      float acc[4][4] = {};
-#pragma unroll 4
-      for (int k0 = 0; k0 < K; k0 += 8) {
-        std::uint32_t a[4];
-        half_rows_fragment(qg, L::WLD, row, k0, tq, a);
-        times_tile_rows(a, st, L::SLD, k0, g, tq, acc);
-      }
-      for (int j0 = 0; j0 < 16 * (warp + 1); j0 += 8) {
+      for (int j0 = 0; j0 < 16 * (rb + 1); j0 += 8) {
         std::uint32_t a[4];
         half_rows_fragment(aqk, L::ALD, row, j0, tq, a);
-        times_tile_rows(a, vnew, L::SLD, j0, g, tq, acc);
+        times_tile_rows(a, vnew, L::SLD, j0, col0, g, tq, o);
       }
       const ChunkEntry e = P.chunks[c];
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
           const int i = row + (x >= 2 ? 8 : 0);
           if (i < e.length)
             access::store(p.o,
                           e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
-                              (v0 + 8 * nt + 2 * tq + (x & 1)) * p.o.stride[3],
-                          acc[nt][x]);
+                              (v0 + value_of(nt, x)) * p.o.stride[3],
+                          o[nt][x]);
         }
     }
 
     // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d], B[j][v] = v_new[j][v].
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-      const int d0 = K / 4 * warp + 16 * mt;
+      const int d0 = K / 4 * rb + 16 * mt;
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int x = 0; x < 4; ++x) S[mt][nt][x] = math::mul(decay[key_of(mt, x)], S[mt][nt][x]);
 #pragma unroll
@@ -443,9 +461,9 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
                                     f16_operand(&kg[(j0 + tq + 4) * L::WLD + d0 + g]),
                                     f16_operand(&kg[(j0 + tq + 4) * L::WLD + d0 + g + 8])};
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const std::uint32_t b[2] = {__float_as_uint(vnew[(j0 + tq) * L::SLD + 8 * nt + g]),
-                                      __float_as_uint(vnew[(j0 + tq + 4) * L::SLD + 8 * nt + g])};
+        for (int nt = 0; nt < 2; ++nt) {
+          const std::uint32_t b[2] = {__float_as_uint(vnew[(j0 + tq) * L::SLD + col0 + 8 * nt + g]),
+                                      __float_as_uint(vnew[(j0 + tq + 4) * L::SLD + col0 + 8 * nt + g])};
           mma_tf32(S[mt][nt], a, b);
         }
       }
@@ -458,7 +476,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int x = 0; x < 4; ++x)
           access::store(p.state_out, access::state_offset(p.state_out, v0 + value_of(nt, x), key_of(mt, x)),
@@ -500,7 +518,7 @@ void check(cudaError_t e, const char* what) {
 // K of 64 or 128, V a multiple of the value tile, one stage-A thread per column of [v | k].
 bool launchable(const ChunkedParams& params) {
   const std::int64_t K = params.call.K, V = params.call.V;
-  return (K == 64 || K == 128) && V > 0 && V % kValueTile == 0 && V + K <= kPrepareThreads;
+  return (K == 64 || K == 128) && V > 0 && V % kValueTile == 0 && V + K <= kSolveColumns;
 }
 
 }  // namespace

@@ -53,24 +53,28 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
       for (int qq = 0; qq < 4; ++qq) scale_quarter<K>(x, qq, factor);
     }
 
-  // Diagonal sub-blocks, element-wise: the four quarters' partial sums added as (q0 + q1) + (q2 + q3).
+  // Diagonal sub-blocks, element-wise: the parts' partial sums added as a tree (add_parts).
   for (int blk = 0; blk < kChunk / kSubBlock; ++blk)
     for (int i = 0; i < kSubBlock; ++i) {
-      float pq[4][kSubBlock], pk[4][kSubBlock];
-      for (int qq = 0; qq < 4; ++qq) diagonal_partials<K>(t, blk, i, qq, pq[qq], pk[qq]);
+      float pq[kDiagonalParts][kSubBlock], pk[kDiagonalParts][kSubBlock];
+      for (int part = 0; part < kDiagonalParts; ++part) diagonal_partials<K>(t, blk, i, part, pq[part], pk[part]);
       for (int j = 0; j <= i; ++j) {
+        float sq[kDiagonalParts], sk[kDiagonalParts];
+        for (int part = 0; part < kDiagonalParts; ++part) sq[part] = pq[part][j], sk[part] = pk[part][j];
         const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
-        aqk[I * kChunk + J] = math::add(math::add(pq[0][j], pq[1][j]), math::add(pq[2][j], pq[3][j]));
-        if (j < i)
-          akk[I * kChunk + J] =
-              math::mul(beta[I], math::add(math::add(pk[0][j], pk[1][j]), math::add(pk[2][j], pk[3][j])));
+        aqk[I * kChunk + J] = add_parts(sq);
+        if (j < i) akk[I * kChunk + J] = math::mul(beta[I], add_parts(sk));
       }
     }
 
   const std::int64_t slot = slot_of(P, c, hv);
   std::uint16_t* qg = P.work.qg + slot * kChunk * K;
   std::uint16_t* kg = P.work.kg + slot * kChunk * K;
-  for (int d = 0; d < K; ++d) chain_channel<K>(t, d, qg, kg, P.work.decay + slot * K + d);
+  for (int d = 0; d < K; ++d) {
+    chain_keys<K>(t, d, kg);
+    for (int r = kSubBlock; r < kChunk; r += kSubBlock) chain_anchored<K>(t, d, r);
+    chain_gammas<K>(t, d, qg, P.work.decay + slot * K + d);
+  }
 
   // Off-diagonal sub-blocks (row block rb > column block) on tensor cores: rows r.. r+15 anchored at r.
   for (int r = kSubBlock; r < kChunk; r += kSubBlock)

@@ -146,23 +146,32 @@ KDA_HD void scale_quarter(float* x, int qq, float factor) {
   for (int m = 0; m < K / 4; ++m) x[qq + 4 * m] = math::mul(x[qq + 4 * m], factor);
 }
 
-// Diagonal sub-block `blk`, row I = 16 blk + i, the channels d = qq + 4m of quarter qq < 4: for every
-// column J = 16 blk + j with j <= i, the quarter's share of q_I . k_J exp(ΓI - ΓJ) and
-// k_I . k_J exp(ΓI - ΓJ), each an fma chain in m order, with exp(ΓI - ΓJ) = alpha_{J+1} ... alpha_I
-// built column by column from j = i down (entries j > i are left as computed and must be ignored).
-// The row's q and k stay in registers; per column only k_J and alpha_{J+1} are loaded. The four
-// quarters then add as (q0 + q1) + (q2 + q3).
+// Diagonal sub-block `blk`, row I = 16 blk + i, split over kDiagonalParts threads by channel (part p
+// keeps d = p + kDiagonalParts m): for every column J = 16 blk + j with j <= i, the part's share of
+// q_I . k_J exp(ΓI - ΓJ) and k_I . k_J exp(ΓI - ΓJ), each an fma chain in m order, with
+// exp(ΓI - ΓJ) = alpha_{J+1} ... alpha_I built column by column from j = i down (entries j > i are left
+// as computed and must be ignored). The row's q and k stay in registers; per column only k_J and
+// alpha_{J+1} are loaded. The parts then add as a tree, ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+// (add_parts; the kernel's three butterfly shuffles).
+inline constexpr int kDiagonalParts = 8;
+
+KDA_HD float add_parts(const float (&s)[kDiagonalParts]) {
+  return math::add(math::add(math::add(s[0], s[1]), math::add(s[2], s[3])),
+                   math::add(math::add(s[4], s[5]), math::add(s[6], s[7])));
+}
+
 // One column j of row i's diagonal sub-block (walked j = 15, 14, ..., 0): e (the running decay
-// alpha_{j+1} ... alpha_i of the thread's channels d = qq + 4m) steps one token, then the quarter's
-// partial sums of q_i k_j e and k_i k_j e over its channels in m order.
+// alpha_{j+1} ... alpha_i of the part's channels) steps one token, then the part's partial sums of
+// q_i k_j e and k_i k_j e over its channels in m order.
 template <int K>
-KDA_HD void diagonal_column(const Tile& t, int J, bool decays, const float (&qi)[K / 4], const float (&ki)[K / 4],
-                            float (&e)[K / 4], int qq, float& sq, float& sk) {
-  constexpr int M = K / 4, LD = kLd<K>;
+KDA_HD void diagonal_column(const Tile& t, int J, bool decays, const float (&qi)[K / kDiagonalParts],
+                            const float (&ki)[K / kDiagonalParts], float (&e)[K / kDiagonalParts], int part, float& sq,
+                            float& sk) {
+  constexpr int M = K / kDiagonalParts, LD = kLd<K>;
   sq = 0.0f, sk = 0.0f;
   KDA_UNROLL
   for (int m = 0; m < M; ++m) {
-    const int d = qq + 4 * m;
+    const int d = part + kDiagonalParts * m;
     if (decays) e[m] = math::mul(e[m], t.alpha[(J + 1) * LD + d]);
     const float x = math::mul(t.k[J * LD + d], e[m]);
     sq = math::fma(qi[m], x, sq);
@@ -170,47 +179,57 @@ KDA_HD void diagonal_column(const Tile& t, int J, bool decays, const float (&qi)
   }
 }
 
-// Row i of diagonal sub-block blk, quarter qq: q_i and k_i of the quarter's channels, e = 1.
+// Row I of a diagonal sub-block, part `part`: q_I and k_I of the part's channels, e = 1.
 template <int K>
-KDA_HD void diagonal_row(const Tile& t, int I, int qq, float (&qi)[K / 4], float (&ki)[K / 4], float (&e)[K / 4]) {
-  constexpr int M = K / 4, LD = kLd<K>;
+KDA_HD void diagonal_row(const Tile& t, int I, int part, float (&qi)[K / kDiagonalParts],
+                         float (&ki)[K / kDiagonalParts], float (&e)[K / kDiagonalParts]) {
+  constexpr int M = K / kDiagonalParts, LD = kLd<K>;
   KDA_UNROLL
-  for (int m = 0; m < M; ++m) qi[m] = t.q[I * LD + qq + 4 * m], ki[m] = t.k[I * LD + qq + 4 * m], e[m] = 1.0f;
+  for (int m = 0; m < M; ++m)
+    qi[m] = t.q[I * LD + part + kDiagonalParts * m], ki[m] = t.k[I * LD + part + kDiagonalParts * m], e[m] = 1.0f;
 }
 
-// The quarter's partial sums of every column of row i's diagonal sub-block (row i of the sub-block,
-// I = 16 blk + i), aq[j] and ak[j].
+// The part's partial sums of every column of row i's diagonal sub-block (I = 16 blk + i), aq[j] and ak[j].
 template <int K>
-KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int qq, float (&aq)[kSubBlock], float (&ak)[kSubBlock]) {
-  constexpr int M = K / 4;
+KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&aq)[kSubBlock],
+                              float (&ak)[kSubBlock]) {
+  constexpr int M = K / kDiagonalParts;
   float qi[M], ki[M], e[M];
-  diagonal_row<K>(t, kSubBlock * blk + i, qq, qi, ki, e);
+  diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, e);
   for (int j = kSubBlock - 1; j >= 0; --j)
-    diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, e, qq, aq[j], ak[j]);
+    diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, e, part, aq[j], ak[j]);
 }
 
-// The decay products of key channel d, one pass per chain, each a running product in token order:
-//   kg_i = k_i alpha_{i+1} ... alpha_63                      (k exp(Γlast - Γi))
-//   kb   = k_j alpha_{j+1} ... alpha_r, j < r, r = 16, 32, 48 (k exp(Γr - Γj), the anchored keys)
-//   qg_i = q_i alpha_0 ... alpha_i,  alpha_i <- beta_i (k_i alpha_0 ... alpha_i)   (exp(Γi))
-//   rows i >= 16: q_i, k_i <- q_i, k_i alpha_{r+1} ... alpha_i with r = 16 floor(i / 16)  (exp(Γi - Γr))
-//   decay = alpha_0 ... alpha_63 = exp(Γlast)
+// The decay products of key channel d, each a running product in token order, in three functions that
+// a kernel may run on different threads (chain_keys and chain_anchored read k and alpha, chain_gammas
+// then overwrites them):
+//   chain_keys:     kg_i = k_i alpha_{i+1} ... alpha_63                      (k exp(Γlast - Γi))
+//   chain_anchored: kb = k_j alpha_{j+1} ... alpha_r, j < r, for anchor r = 16, 32 or 48 (k exp(Γr - Γj))
+//   chain_gammas:   qg_i = q_i alpha_0 ... alpha_i,  alpha_i <- beta_i (k_i alpha_0 ... alpha_i)  (exp(Γi));
+//                   rows i >= 16: q_i, k_i <- q_i, k_i alpha_{r+1} ... alpha_i, r = 16 floor(i / 16)
+//                   (exp(Γi - Γr)); decay = alpha_0 ... alpha_63 = exp(Γlast)
 // qg and kg are rows of stride K (fp16 bits), decay one value.
 template <int K>
-KDA_HD void chain_channel(const Tile& t, int d, std::uint16_t* qg, std::uint16_t* kg, float* decay) {
+KDA_HD void chain_keys(const Tile& t, int d, std::uint16_t* kg) {
   constexpr int LD = kLd<K>;
   float run = 1.0f;
   for (int i = kChunk - 1; i >= 0; --i) {
     kg[i * K + d] = access::f32_to_f16(math::mul(t.k[i * LD + d], run));
     run = math::mul(run, t.alpha[i * LD + d]);
   }
-  for (int r = kSubBlock; r < kChunk; r += kSubBlock) {
-    run = 1.0f;
-    for (int j = r - 1; j >= 0; --j) {
-      run = math::mul(run, t.alpha[(j + 1) * LD + d]);
-      t.kb[(kb_first(r) + j) * LD + d] = math::mul(t.k[j * LD + d], run);
-    }
+}
+template <int K>
+KDA_HD void chain_anchored(const Tile& t, int d, int r) {
+  constexpr int LD = kLd<K>;
+  float run = 1.0f;
+  for (int j = r - 1; j >= 0; --j) {
+    run = math::mul(run, t.alpha[(j + 1) * LD + d]);
+    t.kb[(kb_first(r) + j) * LD + d] = math::mul(t.k[j * LD + d], run);
   }
+}
+template <int K>
+KDA_HD void chain_gammas(const Tile& t, int d, std::uint16_t* qg, float* decay) {
+  constexpr int LD = kLd<K>;
   float gamma = 1.0f, local = 1.0f;
   for (int i = 0; i < kChunk; ++i) {
     const float a = t.alpha[i * LD + d], q = t.q[i * LD + d], k = t.k[i * LD + d];
