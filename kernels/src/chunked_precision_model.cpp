@@ -65,8 +65,8 @@ void chunk(Matrix& S, const ref::TokenBlock<double>& in, Matrix& o) {
   u = fp16(u), w = fp16(w), kg = fp16(kg), Aqk = fp16(Aqk);
   const Matrix qg = fp16(Matrix(in.q.array() * eg.array()));
 
-  const Matrix St = tf32(S);
-  const Matrix v_new = tf32(Matrix(u - w * St));
+  const Matrix St = fp16(S);
+  const Matrix v_new = fp16(Matrix(u - w * St));
   o = qg * St + Aqk * v_new;
   S = eg.row(C - 1).transpose().asDiagonal() * S;
   S += kg.transpose() * v_new;

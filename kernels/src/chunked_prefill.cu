@@ -1,10 +1,13 @@
 // The chunked prefill's two kernels and their launch. chunked_prefill_sim.cpp is their CPU twin: a change
 // to the arithmetic here must be made there too (tests/gpu/chunked_cuda_vs_sim_test compares the two).
-// Tensor-core products use mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32 with the PTX ISA's fragment
-// layout, lane = 4 groupID + tq (groupID g = lane / 4, tq = lane % 4):
-//   A (16 x 8, row-major): a0 (g, tq), a1 (g + 8, tq), a2 (g, tq + 4), a3 (g + 8, tq + 4)
-//   B (8 x 8, k x n):      b0 (tq, g), b1 (tq + 4, g)
-//   C, D (16 x 8):         c0 (g, 2 tq), c1 (g, 2 tq + 1), c2 (g + 8, 2 tq), c3 (g + 8, 2 tq + 1)
+// Tensor-core products: stage A's off-diagonal blocks use mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32,
+// stage B mma.sync.m16n8k16.row.col.f32.f16.f16.f32 with operands loaded by ldmatrix. The PTX ISA's
+// fragment layouts, lane = 4 groupID + tq (groupID g = lane / 4, tq = lane % 4):
+//   tf32 A (16 x 8, row-major): a0 (g, tq), a1 (g + 8, tq), a2 (g, tq + 4), a3 (g + 8, tq + 4)
+//   tf32 B (8 x 8, k x n):      b0 (tq, g), b1 (tq + 4, g)
+//   f16 A (16 x 16): a0 (g, 2tq..+1), a1 (g + 8, 2tq..+1), a2 (g, 2tq + 8..+9), a3 (g + 8, 2tq + 8..+9)
+//   f16 B (16 x 8):  b0 (2tq..+1, g), b1 (2tq + 8..+9, g)
+//   C, D (16 x 8):   c0 (g, 2 tq), c1 (g, 2 tq + 1), c2 (g + 8, 2 tq), c3 (g + 8, 2 tq + 1)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -24,7 +27,7 @@ using namespace stage_a;
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM: two warps per scheduler were too few)
-constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], one thread each (V + K <= 256)
+constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], two threads each (V + K <= 256)
 constexpr int kScanThreads = 256;     // stage B: 8 warps, (16-token row block) x (half of the value tile)
 constexpr int kValueTile = 32;        // stage B: value channels per block
 
@@ -40,26 +43,51 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 // An fp32 value as a tf32 operand, rounded as the simulation rounds it (stage_a::to_tf32, the rounding
 // of cvt.rna.tf32.f32).
 __device__ __forceinline__ std::uint32_t tf32_operand(float x) { return __float_as_uint(to_tf32(x)); }
-// An fp16 value is a tf32 value already (10 fraction bits, exponent range inside fp32's).
-__device__ __forceinline__ std::uint32_t f16_operand(const __half* p) { return __float_as_uint(__half2float(*p)); }
-
-// The A fragment of rows `row`, row + 8 and columns k0 + tq, k0 + tq + 4 of a row-major fp16 tile.
-__device__ __forceinline__ void half_rows_fragment(const __half* tile, int ld, int row, int k0, int tq,
-                                                   std::uint32_t (&a)[4]) {
-  a[0] = f16_operand(&tile[row * ld + k0 + tq]), a[1] = f16_operand(&tile[(row + 8) * ld + k0 + tq]);
-  a[2] = f16_operand(&tile[row * ld + k0 + tq + 4]), a[3] = f16_operand(&tile[(row + 8) * ld + k0 + tq + 4]);
+// D = A B + D on tensor cores with fp16 operands (pairs of halfs per register) and fp32 accumulation.
+__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// acc[nt] += A B for the 16 columns col0 .. col0 + 15 of a row-major fp32 (tf32-valued) tile, rows
-// k0 .. k0 + 7 of it as B (b0 (tq, g), b1 (tq + 4, g) of column block nt).
-__device__ __forceinline__ void times_tile_rows(const std::uint32_t (&a)[4], const float* tile, int ld, int k0,
-                                                int col0, int g, int tq, float (&acc)[2][4]) {
-#pragma unroll
-  for (int nt = 0; nt < 2; ++nt) {
-    const std::uint32_t b[2] = {__float_as_uint(tile[(k0 + tq) * ld + col0 + 8 * nt + g]),
-                                __float_as_uint(tile[(k0 + tq + 4) * ld + col0 + 8 * nt + g])};
-    mma_tf32(acc[nt], a, b);
-  }
+// Four 8 x 8 fp16 matrices from shared memory, lane l giving the address of row l % 8 of matrix l / 8;
+// transposed or not. Every caller writes the tile before a __syncthreads that precedes the load.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const __half* row) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const __half* row) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+// The f16 A fragment of rows m0 .. m0 + 15, columns k0 .. k0 + 15 of a row-major tile ([m][k]).
+__device__ __forceinline__ void a_fragment(std::uint32_t (&a)[4], const __half* tile, int ld, int m0, int k0, int lane) {
+  ldmatrix_x4(a, tile + (m0 + lane % 16) * ld + k0 + lane / 16 * 8);
+}
+// The same fragment from a tile stored transposed ([k][m]).
+__device__ __forceinline__ void a_fragment_of_transposed(std::uint32_t (&a)[4], const __half* tile, int ld, int m0,
+                                                         int k0, int lane) {
+  ldmatrix_x4_trans(a, tile + (k0 + lane / 16 * 8 + lane % 8) * ld + m0 + lane / 8 % 2 * 8);
+}
+// acc[nt] += A B for n-tiles nt = 0, 1: B = rows k0 .. k0 + 15, columns n0 .. n0 + 15 of a [k][n] tile.
+__device__ __forceinline__ void times_k_rows(const std::uint32_t (&a)[4], const __half* tile, int ld, int k0, int n0,
+                                             int lane, float (&acc)[2][4]) {
+  std::uint32_t b[4];
+  ldmatrix_x4_trans(b, tile + (k0 + lane / 8 % 2 * 8 + lane % 8) * ld + n0 + lane / 16 * 8);
+  mma_f16(acc[0], a, b[0], b[1]);
+  mma_f16(acc[1], a, b[2], b[3]);
+}
+
+// Two fp32 values as a pair of fp16 (round to nearest even, access::f32_to_f16): lo at the lower address.
+__device__ __forceinline__ std::uint32_t f16_pair(float lo, float hi) {
+  return static_cast<std::uint32_t>(access::f32_to_f16(lo)) | static_cast<std::uint32_t>(access::f32_to_f16(hi)) << 16;
 }
 
 __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
@@ -217,46 +245,67 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   __syncthreads();
   phase_done(5);
 
-  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): thread col < V + K solves column col
-  // (stage_a::solve_column), 16 rows at a time in registers; finished rows wait in xs[i][col].
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): two threads per column of [v | k]
+  // (stage_a::solve_column), lanes l and l + 16 of a warp: column col = 16 warp + l % 16, half hf = l / 16
+  // keeps rows 8 hf .. 8 hf + 7 of every 16-row block in registers; finished rows wait in xs[i][col],
+  // where the warp's other half reads them (the warp alone shares them: __syncwarp).
+  for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)  // Aqk first: its stores drain meanwhile
+    P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
   const int V = static_cast<int>(p.V);
   float* const xs = shared + L::xs;
-  static_assert(kSolveColumns <= kPrepareThreads);
-  if (tid < V + K) {
-    if (tid < V) {  // v's 64 loads all in flight first (their bits held in x), then widened and scaled
-      float x[kChunk];
+  const int col = kSubBlock * warp + lane % kSubBlock, hf = lane / kSubBlock;
+  static_assert(2 * kSolveColumns <= kPrepareThreads);
+  if (col < V + K) {  // V + K is a multiple of 32: whole warps
+    auto row_of = [&](int n) { return n / kHalfBlock * kSubBlock + kHalfBlock * hf + n % kHalfBlock; };
+    if (col < V) {  // v's 32 loads all in flight first (their bits held in x), then widened and scaled
+      std::uint32_t x[kChunk / 2];
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) x[i] = __uint_as_float(value_bits(p, e, hv, i, tid));
+      for (int n = 0; n < kChunk / 2; ++n) x[n] = value_bits(p, e, hv, row_of(n), col);
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) xs[i * kSolveColumns + tid] = value_rhs(p, e, t.beta[i], i, __float_as_uint(x[i]));
+      for (int n = 0; n < kChunk / 2; ++n)
+        xs[row_of(n) * kSolveColumns + col] = value_rhs(p, e, t.beta[row_of(n)], row_of(n), x[n]);
     } else {
 #pragma unroll 8
-      for (int i = 0; i < kChunk; ++i) xs[i * kSolveColumns + tid] = t.alpha[i * LD + tid - V];
+      for (int n = 0; n < kChunk / 2; ++n) xs[row_of(n) * kSolveColumns + col] = t.alpha[row_of(n) * LD + col - V];
     }
+    __syncwarp();
 #pragma unroll 1
     for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
-      float xb[kSubBlock], xc[kSubBlock];
+      const int row0 = r0 + kHalfBlock * hf;
+      float xb[kHalfBlock];
 #pragma unroll
-      for (int r = 0; r < kSubBlock; ++r) xb[r] = xs[(r0 + r) * kSolveColumns + tid];
+      for (int r = 0; r < kHalfBlock; ++r) xb[r] = xs[(row0 + r) * kSolveColumns + col];
 #pragma unroll 1
       for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+        float xc[kSubBlock];
 #pragma unroll
-        for (int c = 0; c < kSubBlock; ++c) xc[c] = xs[(c0 + c) * kSolveColumns + tid];
-        solve_block_terms(t.akk, r0, c0, xc, xb);
+        for (int c = 0; c < kSubBlock; ++c) xc[c] = xs[(c0 + c) * kSolveColumns + col];
+        solve_terms(t.akk, row0, c0, xc, xb);
       }
-      solve_block_diagonal(t.akk, r0, xb);
+      if (hf == 0) {
+        solve_triangle(t.akk, row0, xb);
 #pragma unroll
-      for (int r = 0; r < kSubBlock; ++r) {
-        xs[(r0 + r) * kSolveColumns + tid] = xb[r];
-        if (tid < V)
-          P.work.u[(slot * kChunk + r0 + r) * V + tid] = access::f32_to_f16(xb[r]);
+        for (int r = 0; r < kHalfBlock; ++r) xs[(row0 + r) * kSolveColumns + col] = xb[r];
+      }
+      __syncwarp();
+      if (hf == 1) {
+        float xl[kHalfBlock];
+#pragma unroll
+        for (int c = 0; c < kHalfBlock; ++c) xl[c] = xs[(r0 + c) * kSolveColumns + col];
+        solve_terms(t.akk, row0, r0, xl, xb);
+        solve_triangle(t.akk, row0, xb);
+#pragma unroll
+        for (int r = 0; r < kHalfBlock; ++r) xs[(row0 + r) * kSolveColumns + col] = xb[r];
+      }
+#pragma unroll
+      for (int r = 0; r < kHalfBlock; ++r) {
+        if (col < V)
+          P.work.u[(slot * kChunk + row0 + r) * V + col] = access::f32_to_f16(xb[r]);
         else
-          P.work.w[(slot * kChunk + r0 + r) * K + tid - V] = access::f32_to_f16(xb[r]);
+          P.work.w[(slot * kChunk + row0 + r) * K + col - V] = access::f32_to_f16(xb[r]);
       }
+      __syncwarp();
     }
-  } else {  // the threads without a column store Aqk meanwhile
-    for (int at = tid - V - K; at < kChunk * kChunk; at += kPrepareThreads - V - K)
-      P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
   }
   if (clocks) {  // the same for the whole block
     __syncthreads();
@@ -276,11 +325,11 @@ struct ScanLayout {  // byte offsets into dynamic shared memory; row strides pad
   static constexpr int WLD = K + 8;            // halfs: w, qg, kg rows
   static constexpr int ULD = kValueTile + 8;   // halfs: u rows
   static constexpr int ALD = kChunk + 8;       // halfs: Aqk rows
-  static constexpr int SLD = kValueTile + 8;   // floats: S (tf32) and v_new rows
+  static constexpr int SLD = kValueTile + 8;   // halfs: S and v_new rows (fp16 operands)
   static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, kg = qg + 2 * kChunk * WLD,
                                u = kg + 2 * kChunk * WLD, aqk = u + 2 * kChunk * ULD, decay = aqk + 2 * kChunk * ALD,
                                buffer = decay + 4 * K;  // one chunk's inputs; two buffers
-  static constexpr std::size_t st = 2 * buffer, vnew = st + 4 * K * SLD, bytes = vnew + 4 * kChunk * SLD;
+  static constexpr std::size_t st = 2 * buffer, vnew = st + 2 * K * SLD, bytes = vnew + 2 * kChunk * SLD;
   static_assert(buffer % 16 == 0 && st % 16 == 0, "cp.async needs 16-byte aligned destinations");
 };
 
@@ -325,8 +374,8 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
   const int v0 = tile * kValueTile;
-  float* st = reinterpret_cast<float*>(scan_shared + L::st);
-  float* vnew = reinterpret_cast<float*>(scan_shared + L::vnew);
+  __half* st = reinterpret_cast<__half*>(scan_shared + L::st);
+  __half* vnew = reinterpret_cast<__half*>(scan_shared + L::vnew);
 
   const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
   const access::HeadStates hs = access::head_states(p, n, hv);
@@ -361,13 +410,15 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
         S[mt][nt][x] = hs.in ? access::load(p.state_in,
                                             access::state_offset(p.state_in, v0 + value_of(nt, x), key_of(mt, x)), hs.in)
                              : 0.0f;
-  auto publish_state = [&] {  // S as tf32 operands, [d][v], for the next chunk's products
+  auto publish_state = [&] {  // S as fp16 operands, [d][v], for the next chunk's products
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int x = 0; x < 4; ++x) st[key_of(mt, x) * L::SLD + value_of(nt, x)] = to_tf32(S[mt][nt][x]);
+        for (int x = 0; x < 4; x += 2)
+          *reinterpret_cast<std::uint32_t*>(&st[key_of(mt, x) * L::SLD + value_of(nt, x)]) =
+              f16_pair(S[mt][nt][x], S[mt][nt][x + 1]);
   };
   publish_state();
 
@@ -398,39 +449,41 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
     const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
     const int row = 16 * rb + g;  // this lane's token rows: row and row + 8
 
-    // v_new = u - w S (tf32), rows 16 rb .. + 15; then this warp's qg S of o, which needs no v_new
+    // v_new = u - w S (fp16), rows 16 rb .. + 15; then this warp's qg S of o, which needs no v_new
     // and so runs while the other warps finish theirs.
     float o[2][4] = {};
     {
       float acc[2][4] = {};
 #pragma unroll 4
-      for (int k0 = 0; k0 < K; k0 += 8) {
+      for (int k0 = 0; k0 < K; k0 += 16) {
         std::uint32_t a[4];
-        half_rows_fragment(w, L::WLD, row, k0, tq, a);
-        times_tile_rows(a, st, L::SLD, k0, col0, g, tq, acc);
+        a_fragment(a, w, L::WLD, 16 * rb, k0, lane);
+        times_k_rows(a, st, L::SLD, k0, col0, lane, acc);
       }
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int x = 0; x < 4; ++x) {
+        for (int x = 0; x < 4; x += 2) {
           const int i = row + (x >= 2 ? 8 : 0), v = value_of(nt, x);
-          vnew[i * L::SLD + v] = to_tf32(math::sub(__half2float(u[i * L::ULD + v]), acc[nt][x]));
+          *reinterpret_cast<std::uint32_t*>(&vnew[i * L::SLD + v]) =
+              f16_pair(math::sub(__half2float(u[i * L::ULD + v]), acc[nt][x]),
+                       math::sub(__half2float(u[i * L::ULD + v + 1]), acc[nt][x + 1]));
         }
     }
 #pragma unroll 4
-    for (int k0 = 0; k0 < K; k0 += 8) {
+    for (int k0 = 0; k0 < K; k0 += 16) {
       std::uint32_t a[4];
-      half_rows_fragment(qg, L::WLD, row, k0, tq, a);
-      times_tile_rows(a, st, L::SLD, k0, col0, g, tq, o);
+      a_fragment(a, qg, L::WLD, 16 * rb, k0, lane);
+      times_k_rows(a, st, L::SLD, k0, col0, lane, o);
     }
     __syncthreads();  // v_new complete
 
     // o += Aqk v_new over the columns j < 16 (rb + 1) (Aqk is 0 above the diagonal).
     {
-      for (int j0 = 0; j0 < 16 * (rb + 1); j0 += 8) {
+      for (int j0 = 0; j0 < 16 * (rb + 1); j0 += 16) {
         std::uint32_t a[4];
-        half_rows_fragment(aqk, L::ALD, row, j0, tq, a);
-        times_tile_rows(a, vnew, L::SLD, j0, col0, g, tq, o);
+        a_fragment(a, aqk, L::ALD, 16 * rb, j0, lane);
+        times_k_rows(a, vnew, L::SLD, j0, col0, lane, o);
       }
       const ChunkEntry e = P.chunks[c];
 #pragma unroll
@@ -446,7 +499,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
         }
     }
 
-    // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d], B[j][v] = v_new[j][v].
+    // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d] (kg stored [j][d]), B[j][v] = v_new[j][v].
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       const int d0 = K / 4 * rb + 16 * mt;
@@ -455,17 +508,10 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
 #pragma unroll
         for (int x = 0; x < 4; ++x) S[mt][nt][x] = math::mul(decay[key_of(mt, x)], S[mt][nt][x]);
 #pragma unroll
-      for (int j0 = 0; j0 < kChunk; j0 += 8) {
-        const std::uint32_t a[4] = {f16_operand(&kg[(j0 + tq) * L::WLD + d0 + g]),
-                                    f16_operand(&kg[(j0 + tq) * L::WLD + d0 + g + 8]),
-                                    f16_operand(&kg[(j0 + tq + 4) * L::WLD + d0 + g]),
-                                    f16_operand(&kg[(j0 + tq + 4) * L::WLD + d0 + g + 8])};
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt) {
-          const std::uint32_t b[2] = {__float_as_uint(vnew[(j0 + tq) * L::SLD + col0 + 8 * nt + g]),
-                                      __float_as_uint(vnew[(j0 + tq + 4) * L::SLD + col0 + 8 * nt + g])};
-          mma_tf32(S[mt][nt], a, b);
-        }
+      for (int j0 = 0; j0 < kChunk; j0 += 16) {
+        std::uint32_t a[4];
+        a_fragment_of_transposed(a, kg, L::WLD, d0, j0, lane);
+        times_k_rows(a, vnew, L::SLD, j0, col0, lane, S[mt]);
       }
     }
     __syncthreads();  // every warp is done with st, v_new and this chunk's buffer

@@ -1,7 +1,7 @@
 // The simulation mirrors chunked_prefill.cu stage by stage. Element-wise steps call the same functions
 // (detail/chunked_stage_a.hpp); where the kernel runs an mma, the simulation runs an fp32 fma chain over
-// the same tf32 operands (a tf32 x tf32 product is exact in fp32, so only the summation order differs
-// from the device). Compiled with -ffp-contract=off (CMakeLists), so every operation rounds where
+// the same tf32 or fp16 operands (a product of two 11-bit operands is exact in fp32, so only the
+// summation order differs from the device). Compiled with -ffp-contract=off (CMakeLists), so every operation rounds where
 // decode_math.hpp says.
 #include <vector>
 
@@ -143,13 +143,13 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder orde
     const std::uint16_t* u = P.work.u + slot * kChunk * V;
     const std::uint16_t* aqk = P.work.aqk + slot * kChunk * kChunk;
     const float* decay = P.work.decay + slot * K;
-    for (int i = 0; i < K * V; ++i) St[i] = to_tf32(S[i]);
+    for (int i = 0; i < K * V; ++i) St[i] = f16_to_f32(access::f32_to_f16(S[i]));  // fp16 operands
 
     for (int i = 0; i < kChunk; ++i)
       for (int v = 0; v < V; ++v) {
         const float wS = mma_chain(
             K, order, 0.0f, [&](int d) { return f16_to_f32(w[i * K + d]); }, [&](int d) { return St[d * V + v]; });
-        vnew[i * V + v] = to_tf32(math::sub(f16_to_f32(u[i * V + v]), wS));
+        vnew[i * V + v] = f16_to_f32(access::f32_to_f16(math::sub(f16_to_f32(u[i * V + v]), wS)));
       }
     const ChunkEntry& e = P.chunks[c];
     for (int i = 0; i < e.length; ++i)

@@ -1,5 +1,6 @@
 #pragma once
-// The CUDA chunked prefill for Hopper (sm_90a) on tensor cores (mma.sync m16n8k8 tf32, fp32 accumulate):
+// The CUDA chunked prefill for Hopper (sm_90a) on tensor cores (mma.sync, tf32 in stage A and fp16 in
+// stage B, fp32 accumulate):
 //   stage A (prepare), one block per (chunk, value head): gate, l2norm, beta, the decays, Aqk and Akk
 //     (off-diagonal 16-row sub-blocks on tensor cores, diagonal ones element-wise), the exact forward
 //     substitution for u and w; the intermediates go to a workspace in fp16;

@@ -244,33 +244,42 @@ KDA_HD void chain_gammas(const Tile& t, int d, std::uint16_t* qg, float* decay) 
 
 // x <- (I + Akk)^-1 x for one column: forward substitution x_i -= sum_{j < i} Akk[i, j] x_j in fp32,
 // one fma per term, j ascending for each row (chunked_sim_test checks these bits against the plain
-// double loop). In 16-row blocks so that a kernel keeps one block in registers and loops over the
-// earlier ones: rows r0 .. r0 + 15 of x (xb) less the terms of columns c0 .. c0 + 15 (xc: their final
-// values) (solve_block_terms); then the block's own triangle (solve_block_diagonal).
-KDA_HD void solve_block_terms(const float* akk, int r0, int c0, const float (&xc)[kSubBlock], float (&xb)[kSubBlock]) {
+// double loop). In half blocks of 8 rows, so that a kernel can run a column on two threads, each
+// keeping 8 rows of every 16-row block in registers: rows row0 .. row0 + 7 (xb) lose the terms of
+// columns c0 .. c0 + N - 1 (xc: their final values) (solve_terms), then their own triangle
+// (solve_triangle). The upper half of a block waits for the lower half's final rows.
+inline constexpr int kHalfBlock = kSubBlock / 2;
+template <int N>
+KDA_HD void solve_terms(const float* akk, int row0, int c0, const float (&xc)[N], float (&xb)[kHalfBlock]) {
   KDA_UNROLL
-  for (int r = 0; r < kSubBlock; ++r)
+  for (int r = 0; r < kHalfBlock; ++r)
     KDA_UNROLL
-    for (int c = 0; c < kSubBlock; ++c) xb[r] = math::fma(-akk[(r0 + r) * kChunk + c0 + c], xc[c], xb[r]);
+    for (int c = 0; c < N; ++c) xb[r] = math::fma(-akk[(row0 + r) * kChunk + c0 + c], xc[c], xb[r]);
 }
-KDA_HD void solve_block_diagonal(const float* akk, int r0, float (&xb)[kSubBlock]) {
+KDA_HD void solve_triangle(const float* akk, int row0, float (&xb)[kHalfBlock]) {
   KDA_UNROLL
-  for (int r = 1; r < kSubBlock; ++r)
+  for (int r = 1; r < kHalfBlock; ++r)
     KDA_UNROLL
-    for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(r0 + r) * kChunk + r0 + c], xb[c], xb[r]);
+    for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * kChunk + row0 + c], xb[c], xb[r]);
 }
-// The whole column, as the kernel runs the blocks.
+// The whole column, in the kernel's order.
 KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
-  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
-    float xb[kSubBlock], xc[kSubBlock];
-    for (int r = 0; r < kSubBlock; ++r) xb[r] = x[r0 + r];
-    for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
-      for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
-      solve_block_terms(akk, r0, c0, xc, xb);
+  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock)
+    for (int h = 0; h < 2; ++h) {
+      const int row0 = r0 + kHalfBlock * h;
+      float xb[kHalfBlock], xc[kSubBlock], xl[kHalfBlock];
+      for (int r = 0; r < kHalfBlock; ++r) xb[r] = x[row0 + r];
+      for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+        for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
+        solve_terms(akk, row0, c0, xc, xb);
+      }
+      if (h == 1) {
+        for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
+        solve_terms(akk, row0, r0, xl, xb);
+      }
+      solve_triangle(akk, row0, xb);
+      for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
-    solve_block_diagonal(akk, r0, xb);
-    for (int r = 0; r < kSubBlock; ++r) x[r0 + r] = xb[r];
-  }
 }
 
 // fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
