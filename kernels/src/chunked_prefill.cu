@@ -40,9 +40,6 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// An fp32 value as a tf32 operand, rounded as the simulation rounds it (stage_a::to_tf32, the rounding
-// of cvt.rna.tf32.f32).
-__device__ __forceinline__ std::uint32_t tf32_operand(float x) { return __float_as_uint(to_tf32(x)); }
 // D = A B + D on tensor cores with fp16 operands (pairs of halfs per register) and fp32 accumulation.
 __device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   asm volatile(
@@ -118,7 +115,7 @@ template <int K>
 __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __grid_constant__ ChunkedParams P) {
   using L = PrepareLayout<K>;
   constexpr int LD = L::LD;
-  extern __shared__ float shared[];
+  extern __shared__ __align__(16) float shared[];  // 16-byte aligned: stage_a::load4
   const Tile t{shared + L::q, shared + L::k, shared + L::alpha, shared + L::kb,
                shared + L::beta, shared + L::akk, shared + L::aqk};
   const DecodeParams& p = P.call;
@@ -139,12 +136,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   static_assert(kPrepareThreads % K == 0 && kChunk * K % kPrepareThreads == 0);
   const float A = gate_A(p, hv);
   const int d = tid % K;
-  const std::int64_t h = key_head(p, hv);
+  const TokenInputs columns = token_inputs(p, e, key_head(p, hv), hv, d);
   const float bias = channel_bias<K>(p, hv, d);
   {
     TokenBits bits[kLoads];
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) bits[u] = load_token_bits(p, e, h, hv, tid / K + u * kPrepareThreads / K, d);
+    for (int u = 0; u < kLoads; ++u) bits[u] = load_token_bits(columns, e, tid / K + u * kPrepareThreads / K);
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) store_token_inputs<K>(p, bits[u], tid / K + u * kPrepareThreads / K, d, t);
   }
@@ -212,6 +209,20 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   __syncthreads();
   phase_done(4);
 
+  // The solve's thread layout (below) and its v loads, issued now so that the off-diagonal blocks hide
+  // their latency: two threads per column of [v | k], lanes l and l + 16 of a warp: column
+  // col = 16 warp + l % 16, half hf = l / 16 keeps rows 8 hf .. 8 hf + 7 of every 16-row block.
+  const int V = static_cast<int>(p.V);
+  const int col = kSubBlock * warp + lane % kSubBlock, hf = lane / kSubBlock;
+  static_assert(2 * kSolveColumns <= kPrepareThreads);
+  auto row_of = [&](int n) { return n / kHalfBlock * kSubBlock + kHalfBlock * hf + n % kHalfBlock; };
+  std::uint32_t x[kChunk / 2];  // the bits of v at rows row_of(n) of column col
+  if (col < V) {
+    const TokenColumn v = token_column(p.v, e, hv, col);
+#pragma unroll
+    for (int n = 0; n < kChunk / 2; ++n) x[n] = value_bits(v, e, row_of(n));
+  }
+
   // Off-diagonal sub-blocks on tensor cores: 24 tasks (row block rb = 1..3 anchored at r = 16 rb,
   // 8-column tile nt < r / 8, Aqk or Akk), three per warp. A = anchored rows r.. r + 15 of q or k,
   // B[d][j] = kb row (kb_first(r) + 8 nt + j), channel d.
@@ -226,10 +237,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 8) {
-        const std::uint32_t a[4] = {tf32_operand(a_rows[g * LD + k0 + tq]), tf32_operand(a_rows[(g + 8) * LD + k0 + tq]),
-                                    tf32_operand(a_rows[g * LD + k0 + tq + 4]),
-                                    tf32_operand(a_rows[(g + 8) * LD + k0 + tq + 4])};
-        const std::uint32_t b[2] = {tf32_operand(b_rows[g * LD + k0 + tq]), tf32_operand(b_rows[g * LD + k0 + tq + 4])};
+        // The anchored rows are tf32 values already (stage_a::chain_anchored, chain_gammas).
+        const std::uint32_t a[4] = {__float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
+                                    __float_as_uint(a_rows[g * LD + k0 + tq + 4]),
+                                    __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
+        const std::uint32_t b[2] = {__float_as_uint(b_rows[g * LD + k0 + tq]), __float_as_uint(b_rows[g * LD + k0 + tq + 4])};
         mma_tf32(acc, a, b);
       }
 #pragma unroll
@@ -245,22 +257,15 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   __syncthreads();
   phase_done(5);
 
-  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): two threads per column of [v | k]
-  // (stage_a::solve_column), lanes l and l + 16 of a warp: column col = 16 warp + l % 16, half hf = l / 16
-  // keeps rows 8 hf .. 8 hf + 7 of every 16-row block in registers; finished rows wait in xs[i][col],
-  // where the warp's other half reads them (the warp alone shares them: __syncwarp).
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), two threads per column
+  // (stage_a::solve_column): each keeps its 8 rows of the current 16-row block in registers; finished
+  // rows wait in xs[i][col], where the warp's other half reads them (the warp alone shares them:
+  // __syncwarp).
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)  // Aqk first: its stores drain meanwhile
     P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
-  const int V = static_cast<int>(p.V);
   float* const xs = shared + L::xs;
-  const int col = kSubBlock * warp + lane % kSubBlock, hf = lane / kSubBlock;
-  static_assert(2 * kSolveColumns <= kPrepareThreads);
   if (col < V + K) {  // V + K is a multiple of 32: whole warps
-    auto row_of = [&](int n) { return n / kHalfBlock * kSubBlock + kHalfBlock * hf + n % kHalfBlock; };
-    if (col < V) {  // v's 32 loads all in flight first (their bits held in x), then widened and scaled
-      std::uint32_t x[kChunk / 2];
-#pragma unroll
-      for (int n = 0; n < kChunk / 2; ++n) x[n] = value_bits(p, e, hv, row_of(n), col);
+    if (col < V) {  // v, loaded before the off-diagonal blocks, widened and scaled
 #pragma unroll
       for (int n = 0; n < kChunk / 2; ++n)
         xs[row_of(n) * kSolveColumns + col] = value_rhs(p, e, t.beta[row_of(n)], row_of(n), x[n]);
@@ -427,7 +432,8 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
     if (c + 1 < end_chunk)
       prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared + ((c + 1 - first_chunk) % 2) * L::buffer);
     cp_async_commit();
-    cp_async_wait_all_but_one();  // this chunk's group is complete (the newest may still fly)
+    const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
+    cp_async_wait_all_but_one();       // this chunk's group is complete (the newest may still fly)
     __syncthreads();              // ... for every thread's copies; and the published S is visible
 
     if (P.chunk_states.data) {
@@ -485,7 +491,6 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
         a_fragment(a, aqk, L::ALD, 16 * rb, j0, lane);
         times_k_rows(a, vnew, L::SLD, j0, col0, lane, o);
       }
-      const ChunkEntry e = P.chunks[c];
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll

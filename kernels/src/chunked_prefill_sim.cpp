@@ -38,11 +38,12 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data()};
 
   const float A = gate_A(p, hv);
-  for (int i = 0; i < kChunk; ++i) {
-    for (int d = 0; d < K; ++d)
-      store_token<K>(p, A, channel_bias<K>(p, hv, d), e, load_token_bits(p, e, key_head(p, hv), hv, i, d), i, d, t);
-    beta[i] = load_beta(p, e, hv, i);
+  for (int d = 0; d < K; ++d) {
+    const TokenInputs columns = token_inputs(p, e, key_head(p, hv), hv, d);
+    for (int i = 0; i < kChunk; ++i)
+      store_token<K>(p, A, channel_bias<K>(p, hv, d), e, load_token_bits(columns, e, i), i, d, t);
   }
+  for (int i = 0; i < kChunk; ++i) beta[i] = load_beta(p, e, hv, i);
   for (float* row : {q.data(), k.data()})
     for (int i = 0; i < kChunk; ++i) {
       float* x = row + i * LD;
@@ -81,17 +82,16 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
     for (int I = r; I < r + kSubBlock; ++I)
       for (int J = 0; J < r; ++J) {
         const float* anchored = &kb[(kb_first(r) + J) * LD];
-        auto key = [&](int d) { return to_tf32(anchored[d]); };
-        aqk[I * kChunk + J] = mma_chain(K, order, 0.0f, [&](int d) { return to_tf32(q[I * LD + d]); }, key);
-        akk[I * kChunk + J] =
-            math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return to_tf32(k[I * LD + d]); }, key));
+        auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 values (chain_anchored)
+        aqk[I * kChunk + J] = mma_chain(K, order, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
+        akk[I * kChunk + J] = math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }
 
   // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), one column at a time.
   for (int col = 0; col < p.V + K; ++col) {
     float x[kChunk];
     for (int i = 0; i < kChunk; ++i)
-      x[i] = col < p.V ? value_rhs(p, e, beta[i], i, value_bits(p, e, hv, i, col))
+      x[i] = col < p.V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
                        : alpha[i * LD + (col - static_cast<int>(p.V))];
     solve_column(akk.data(), x);
     for (int i = 0; i < kChunk; ++i) {

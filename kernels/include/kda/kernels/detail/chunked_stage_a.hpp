@@ -59,15 +59,36 @@ KDA_HD float gate(const DecodeParams& p, float raw, float bias, float A) {
   return math::mul(-A, math::softplus(x));
 }
 
+// The chunk's tokens in one column (head, channel) of an activation tensor (bf16, fp16 or fp32): token
+// i's element lies at base + i * step bytes, so the 64-bit offset math is done once per column, not per
+// element. bits(i) loads the element as stored.
+struct TokenColumn {
+  const std::byte* base;
+  std::int64_t step;
+  bool wide;  // fp32 (4 bytes) rather than 2
+  KDA_HD std::uint32_t bits(int i) const {
+    const std::byte* at = base + i * step;
+    return wide ? access::load_raw<std::uint32_t>(at) : access::load_raw<std::uint16_t>(at);
+  }
+};
+KDA_HD TokenColumn token_column(const TensorRef& t, const ChunkEntry& c, std::int64_t head, std::int64_t d) {
+  const bool wide = t.dtype == DType::f32;
+  const std::int64_t size = wide ? 4 : 2;
+  return {t.data + (token_at(t, c, 0, head) + d * t.stride[3]) * size, t.stride[1] * size, wide};
+}
+
 // Token i, key channel d of the chunk in two halves, so that the kernel can have many loads in flight
-// before the first value is used: load_token_bits issues the loads (q, k and the gate as stored),
-// store_token widens them and stores q, k and alpha = exp(g) into the tiles. Per channel, not per token:
-// the query/key head h of value head hv and dt_bias[hv, d] (channel_bias), which a kernel thread that
-// keeps one channel loads once. Rows past the chunk's length hold q = k = 0 and alpha = 1 (g = 0): they
-// contribute nothing and decay nothing.
+// before the first value is used: load_token_bits issues the loads (q, k and the gate as stored, from
+// the channel's token_inputs), store_token widens them and stores q, k and alpha = exp(g) into the
+// tiles. Per channel, not per token: the columns, the query/key head h of value head hv and
+// dt_bias[hv, d] (channel_bias), which a kernel thread that keeps one channel computes once. Rows past
+// the chunk's length hold q = k = 0 and alpha = 1 (g = 0): they contribute nothing and decay nothing.
 struct TokenBits {
   std::uint32_t q = 0, k = 0, g = 0;
   bool valid = false;
+};
+struct TokenInputs {
+  TokenColumn q, k, g;
 };
 
 KDA_HD std::int64_t key_head(const DecodeParams& p, std::int64_t hv) { return hv / (p.HV / p.H); }
@@ -77,15 +98,13 @@ KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
   return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
 }
 
-KDA_HD TokenBits load_token_bits(const DecodeParams& p, const ChunkEntry& c, std::int64_t h, std::int64_t hv, int i,
-                                 int d) {
+KDA_HD TokenInputs token_inputs(const DecodeParams& p, const ChunkEntry& c, std::int64_t h, std::int64_t hv, int d) {
+  return {token_column(p.q, c, h, d), token_column(p.k, c, h, d), token_column(p.g, c, hv, d)};
+}
+KDA_HD TokenBits load_token_bits(const TokenInputs& in, const ChunkEntry& c, int i) {
   TokenBits b;
   b.valid = i < c.length;
-  if (b.valid) {
-    b.q = access::load_bits(p.q, token_at(p.q, c, i, h) + d * p.q.stride[3]);
-    b.k = access::load_bits(p.k, token_at(p.k, c, i, h) + d * p.k.stride[3]);
-    b.g = access::load_bits(p.g, token_at(p.g, c, i, hv) + d * p.g.stride[3]);
-  }
+  if (b.valid) b.q = in.q.bits(i), b.k = in.k.bits(i), b.g = in.g.bits(i);
   return b;
 }
 
@@ -120,9 +139,10 @@ KDA_HD float load_beta(const DecodeParams& p, const ChunkEntry& c, std::int64_t 
 }
 
 // Row i, column col of the right-hand side of u: beta_i v_i (0 past the chunk's length), in two halves
-// as for the token inputs: value_bits issues the load, value_rhs widens and scales.
-KDA_HD std::uint32_t value_bits(const DecodeParams& p, const ChunkEntry& c, std::int64_t hv, int i, int col) {
-  return i < c.length ? access::load_bits(p.v, token_at(p.v, c, i, hv) + col * p.v.stride[3]) : 0u;
+// as for the token inputs: value_bits issues the load (from the column's token_column of v), value_rhs
+// widens and scales.
+KDA_HD std::uint32_t value_bits(const TokenColumn& v, const ChunkEntry& c, int i) {
+  return i < c.length ? v.bits(i) : 0u;
 }
 KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
   return i < c.length ? math::mul(beta, access::widen(p.v.dtype, bits)) : 0.0f;
@@ -146,19 +166,31 @@ KDA_HD void scale_quarter(float* x, int qq, float factor) {
   for (int m = 0; m < K / 4; ++m) x[qq + 4 * m] = math::mul(x[qq + 4 * m], factor);
 }
 
-// Diagonal sub-block `blk`, row I = 16 blk + i, split over kDiagonalParts threads by channel (part p
-// keeps d = p + kDiagonalParts m): for every column J = 16 blk + j with j <= i, the part's share of
-// q_I . k_J exp(ΓI - ΓJ) and k_I . k_J exp(ΓI - ΓJ), each an fma chain in m order, with
-// exp(ΓI - ΓJ) = alpha_{J+1} ... alpha_I built column by column from j = i down (entries j > i are left
-// as computed and must be ignored). The row's q and k stay in registers; per column only k_J and
-// alpha_{J+1} are loaded. The parts then add as a tree, ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-// (add_parts; the kernel's three butterfly shuffles).
+// Diagonal sub-block `blk`, row I = 16 blk + i, split over kDiagonalParts threads by channel: part p
+// keeps channels d = 32 (m / 4) + 4 p + m % 4, m < K / 8 (groups of four, so that a kernel loads them
+// with one 16-byte access and the eight parts' groups are 128 contiguous bytes): for every column
+// J = 16 blk + j with j <= i, the part's share of q_I . k_J exp(ΓI - ΓJ) and k_I . k_J exp(ΓI - ΓJ),
+// each an fma chain in m order, with exp(ΓI - ΓJ) = alpha_{J+1} ... alpha_I built column by column from
+// j = i down (entries j > i are left as computed and must be ignored). The row's q and k stay in
+// registers; per column only k_J and alpha_{J+1} are loaded. The parts then add as a tree,
+// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) (add_parts; the kernel's three butterfly shuffles).
 inline constexpr int kDiagonalParts = 8;
 
 KDA_HD float add_parts(const float (&s)[kDiagonalParts]) {
   return math::add(math::add(math::add(s[0], s[1]), math::add(s[2], s[3])),
                    math::add(math::add(s[4], s[5]), math::add(s[6], s[7])));
 }
+
+// Four consecutive floats from a 16-byte aligned address (one 16-byte load on the device).
+KDA_HD void load4(const float* at, float* x) {
+#if defined(__CUDA_ARCH__)
+  const float4 v = *reinterpret_cast<const float4*>(at);
+  x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+#else
+  for (int c = 0; c < 4; ++c) x[c] = at[c];
+#endif
+}
+KDA_HD int diagonal_channel(int part, int group) { return 4 * kDiagonalParts * group + 4 * part; }
 
 // One column j of row i's diagonal sub-block (walked j = 15, 14, ..., 0): e (the running decay
 // alpha_{j+1} ... alpha_i of the part's channels) steps one token, then the part's partial sums of
@@ -170,12 +202,18 @@ KDA_HD void diagonal_column(const Tile& t, int J, bool decays, const float (&qi)
   constexpr int M = K / kDiagonalParts, LD = kLd<K>;
   sq = 0.0f, sk = 0.0f;
   KDA_UNROLL
-  for (int m = 0; m < M; ++m) {
-    const int d = part + kDiagonalParts * m;
-    if (decays) e[m] = math::mul(e[m], t.alpha[(J + 1) * LD + d]);
-    const float x = math::mul(t.k[J * LD + d], e[m]);
-    sq = math::fma(qi[m], x, sq);
-    sk = math::fma(ki[m], x, sk);
+  for (int m0 = 0; m0 < M; m0 += 4) {
+    float a[4] = {}, k[4];
+    if (decays) load4(&t.alpha[(J + 1) * LD + diagonal_channel(part, m0 / 4)], a);  // J + 1 < 64 then
+    load4(&t.k[J * LD + diagonal_channel(part, m0 / 4)], k);
+    KDA_UNROLL
+    for (int c = 0; c < 4; ++c) {
+      const int m = m0 + c;
+      if (decays) e[m] = math::mul(e[m], a[c]);
+      const float x = math::mul(k[c], e[m]);
+      sq = math::fma(qi[m], x, sq);
+      sk = math::fma(ki[m], x, sk);
+    }
   }
 }
 
@@ -185,8 +223,12 @@ KDA_HD void diagonal_row(const Tile& t, int I, int part, float (&qi)[K / kDiagon
                          float (&ki)[K / kDiagonalParts], float (&e)[K / kDiagonalParts]) {
   constexpr int M = K / kDiagonalParts, LD = kLd<K>;
   KDA_UNROLL
-  for (int m = 0; m < M; ++m)
-    qi[m] = t.q[I * LD + part + kDiagonalParts * m], ki[m] = t.k[I * LD + part + kDiagonalParts * m], e[m] = 1.0f;
+  for (int m0 = 0; m0 < M; m0 += 4) {
+    load4(&t.q[I * LD + diagonal_channel(part, m0 / 4)], &qi[m0]);
+    load4(&t.k[I * LD + diagonal_channel(part, m0 / 4)], &ki[m0]);
+  }
+  KDA_UNROLL
+  for (int m = 0; m < M; ++m) e[m] = 1.0f;
 }
 
 // The part's partial sums of every column of row i's diagonal sub-block (I = 16 blk + i), aq[j] and ak[j].
@@ -200,6 +242,14 @@ KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&a
     diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, e, part, aq[j], ak[j]);
 }
 
+// fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
+// ties away from zero (Inf and NaN pass unchanged; a value rounding past the largest tf32 becomes Inf).
+KDA_HD float to_tf32(float x) {
+  const std::uint32_t u = math::float_to_bits(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;
+  return math::bits_to_float((u + 0x1000u) & 0xffffe000u);
+}
+
 // The decay products of key channel d, each a running product in token order, in three functions that
 // a kernel may run on different threads (chain_keys and chain_anchored read k and alpha, chain_gammas
 // then overwrites them):
@@ -208,7 +258,8 @@ KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&a
 //   chain_gammas:   qg_i = q_i alpha_0 ... alpha_i,  alpha_i <- beta_i (k_i alpha_0 ... alpha_i)  (exp(Γi));
 //                   rows i >= 16: q_i, k_i <- q_i, k_i alpha_{r+1} ... alpha_i, r = 16 floor(i / 16)
 //                   (exp(Γi - Γr)); decay = alpha_0 ... alpha_63 = exp(Γlast)
-// qg and kg are rows of stride K (fp16 bits), decay one value.
+// qg and kg are rows of stride K (fp16 bits), decay one value. The anchored rows (kb, and q and k from
+// row 16 on) are the off-diagonal blocks' tensor-core operands and nothing else: stored rounded to tf32.
 template <int K>
 KDA_HD void chain_keys(const Tile& t, int d, std::uint16_t* kg) {
   constexpr int LD = kLd<K>;
@@ -224,7 +275,7 @@ KDA_HD void chain_anchored(const Tile& t, int d, int r) {
   float run = 1.0f;
   for (int j = r - 1; j >= 0; --j) {
     run = math::mul(run, t.alpha[(j + 1) * LD + d]);
-    t.kb[(kb_first(r) + j) * LD + d] = math::mul(t.k[j * LD + d], run);
+    t.kb[(kb_first(r) + j) * LD + d] = to_tf32(math::mul(t.k[j * LD + d], run));
   }
 }
 template <int K>
@@ -237,7 +288,7 @@ KDA_HD void chain_gammas(const Tile& t, int d, std::uint16_t* qg, float* decay) 
     local = i % kSubBlock == 0 ? 1.0f : math::mul(local, a);
     qg[i * K + d] = access::f32_to_f16(math::mul(q, gamma));
     t.alpha[i * LD + d] = math::mul(t.beta[i], math::mul(k, gamma));
-    if (i >= kSubBlock) t.q[i * LD + d] = math::mul(q, local), t.k[i * LD + d] = math::mul(k, local);
+    if (i >= kSubBlock) t.q[i * LD + d] = to_tf32(math::mul(q, local)), t.k[i * LD + d] = to_tf32(math::mul(k, local));
   }
   *decay = gamma;
 }
@@ -280,14 +331,6 @@ KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
       solve_triangle(akk, row0, xb);
       for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
-}
-
-// fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
-// ties away from zero (Inf and NaN pass unchanged; a value rounding past the largest tf32 becomes Inf).
-KDA_HD float to_tf32(float x) {
-  const std::uint32_t u = math::float_to_bits(x);
-  if ((u & 0x7f800000u) == 0x7f800000u) return x;
-  return math::bits_to_float((u + 0x1000u) & 0xffffe000u);
 }
 
 }  // namespace kda::kernels::stage_a
