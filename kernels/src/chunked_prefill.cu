@@ -102,7 +102,7 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int LD = kLd<K>;
   static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
                        beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kChunk,
-                       tiles = aqk + kChunk * kChunk;
+                       segments = aqk + kChunk * kChunk, tiles = segments + 2 * kSegments * K;
   // The solve's finished rows, [64][kSolveColumns]: over the q and k tiles, which it no longer reads,
   // where they are large enough (K = 128), else after the tiles.
   static constexpr int xs_size = kChunk * kSolveColumns;
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   using L = PrepareLayout<K>;
   constexpr int LD = L::LD;
   extern __shared__ __align__(16) float shared[];  // 16-byte aligned: stage_a::load4
-  const Tile t{shared + L::q, shared + L::k, shared + L::alpha, shared + L::kb,
-               shared + L::beta, shared + L::akk, shared + L::aqk};
+  const Tile t{shared + L::q,    shared + L::k,   shared + L::alpha, shared + L::kb,
+               shared + L::beta, shared + L::akk, shared + L::aqk,   shared + L::segments};
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   const std::int64_t slot = blockIdx.x, hv = slot % p.HV, c = slot / p.HV;
@@ -145,9 +145,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) store_token_inputs<K>(p, bits[u], tid / K + u * kPrepareThreads / K, d, t);
   }
-  // The gate's polynomials run in a loop of their own (rolled: one copy of the code, which the
-  // instruction cache keeps; unrolled 16 times it did not).
-#pragma unroll 1
+  // The gate's polynomials run in a loop of their own, two elements per iteration (two independent
+  // chains; unrolled 16 times the code outgrew the instruction cache).
+#pragma unroll 2
   for (int i = tid / K; i < kChunk; i += kPrepareThreads / K) activate_gate<K>(p, A, bias, e, i, d, t);
   if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) t.akk[at] = 0.0f, t.aqk[at] = 0.0f;
@@ -194,18 +194,15 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   __syncthreads();
   phase_done(3);
 
-  // The decay chains, a thread per (key channel, chain): kg to the workspace and the anchored keys of
-  // r = 16, 32, 48 in shared memory side by side; then (they overwrite k and alpha) qg and exp(Γlast)
-  // to the workspace, the anchored q and k rows and the right-hand side of w in shared memory.
-  static_assert(kPrepareThreads >= 4 * K);
-  if (tid < 4 * K) {
-    if (tid < K)
-      chain_keys<K>(t, tid, P.work.kg + slot * kChunk * K);
-    else
-      chain_anchored<K>(t, tid % K, kSubBlock * (tid / K));
-  }
+  // The decay chains, a thread per (key channel d, 16-row segment): each segment's product, then (all
+  // of them known) kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
+  // and exp(Γlast) (stage_a::segment_product, chain_segment).
+  static_assert(kPrepareThreads >= kSegments * K);
+  if (tid < kSegments * K) segment_product<K>(t, tid % K, tid / K);
   __syncthreads();
-  if (tid < K) chain_gammas<K>(t, tid, P.work.qg + slot * kChunk * K, P.work.decay + slot * K + tid);
+  if (tid < kSegments * K)
+    chain_segment<K>(t, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
+                     P.work.decay + slot * K + tid % K);
   __syncthreads();
   phase_done(4);
 

@@ -34,8 +34,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   const DecodeParams& p = P.call;
   const ChunkEntry& e = P.chunks[c];
   std::vector<float> q(kChunk * LD), k(kChunk * LD), alpha(kChunk * LD), kb(kAnchoredRows * LD), beta(kChunk);
-  std::vector<float> akk(kChunk * kChunk, 0.0f), aqk(kChunk * kChunk, 0.0f);
-  const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data()};
+  std::vector<float> akk(kChunk * kChunk, 0.0f), aqk(kChunk * kChunk, 0.0f), segments(2 * kSegments * K);
+  const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data(), segments.data()};
 
   const float A = gate_A(p, hv);
   for (int d = 0; d < K; ++d) {
@@ -71,11 +71,10 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   const std::int64_t slot = slot_of(P, c, hv);
   std::uint16_t* qg = P.work.qg + slot * kChunk * K;
   std::uint16_t* kg = P.work.kg + slot * kChunk * K;
-  for (int d = 0; d < K; ++d) {
-    chain_keys<K>(t, d, kg);
-    for (int r = kSubBlock; r < kChunk; r += kSubBlock) chain_anchored<K>(t, d, r);
-    chain_gammas<K>(t, d, qg, P.work.decay + slot * K + d);
-  }
+  for (int seg = 0; seg < kSegments; ++seg)
+    for (int d = 0; d < K; ++d) segment_product<K>(t, d, seg);
+  for (int seg = 0; seg < kSegments; ++seg)
+    for (int d = 0; d < K; ++d) chain_segment<K>(t, d, seg, qg, kg, P.work.decay + slot * K + d);
 
   // Off-diagonal sub-blocks (row block rb > column block) on tensor cores: rows r.. r+15 anchored at r.
   for (int r = kSubBlock; r < kChunk; r += kSubBlock)

@@ -38,6 +38,7 @@ struct Tile {
   float* beta;   // [64]
   float* akk;    // [64][64]: beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
   float* aqk;    // [64][64]: q_i . k_j exp(Γi - Γj), j <= i; else 0
+  float* segments;  // [2][4][K]: per 16-row segment and key channel, its decay product; its first alpha
 };
 
 KDA_HD float activation(const TensorRef& t, std::int64_t e) { return access::widen(t.dtype, access::load_bits(t, e)); }
@@ -250,47 +251,73 @@ KDA_HD float to_tf32(float x) {
   return math::bits_to_float((u + 0x1000u) & 0xffffe000u);
 }
 
-// The decay products of key channel d, each a running product in token order, in three functions that
-// a kernel may run on different threads (chain_keys and chain_anchored read k and alpha, chain_gammas
-// then overwrites them):
-//   chain_keys:     kg_i = k_i alpha_{i+1} ... alpha_63                      (k exp(Γlast - Γi))
-//   chain_anchored: kb = k_j alpha_{j+1} ... alpha_r, j < r, for anchor r = 16, 32 or 48 (k exp(Γr - Γj))
-//   chain_gammas:   qg_i = q_i alpha_0 ... alpha_i,  alpha_i <- beta_i (k_i alpha_0 ... alpha_i)  (exp(Γi));
-//                   rows i >= 16: q_i, k_i <- q_i, k_i alpha_{r+1} ... alpha_i, r = 16 floor(i / 16)
-//                   (exp(Γi - Γr)); decay = alpha_0 ... alpha_63 = exp(Γlast)
-// qg and kg are rows of stride K (fp16 bits), decay one value. The anchored rows (kb, and q and k from
-// row 16 on) are the off-diagonal blocks' tensor-core operands and nothing else: stored rounded to tf32.
+// The decay products of key channel d, each a product of alphas in token order, computed by 16-row
+// segment s (rows r = 16 s .. r + 15) so that a kernel runs a thread per (channel, segment), in two
+// passes with a barrier between them. segment_product (pass 1) keeps each segment's product
+// T_s = alpha_r (alpha_{r+1} ... alpha_{r+15}) and its first alpha alpha_r. chain_segment (pass 2), from
+// those and the segment's own rows, with G_s = T_0 ... T_{s-1} (ascending) and H_s = T_3 ... T_{s+1}
+// (descending) and suf_i = alpha_{i+1} ... alpha_{r+15} (built from the segment's end), writes:
+//   kg_i = k_i (suf_i H_s)                                          (k exp(Γlast - Γi))
+//   kb_i = k_i (suf_i F), F = (T_{s+1} ... T_{r'/16-1}) alpha_{r'},   for each anchor r' = 16, 32, 48 > i
+//                                                                    (k exp(Γr' - Γi), the anchored keys)
+//   qg_i = q_i gamma_i,  alpha_i <- beta_i (k_i gamma_i), gamma_i = (G_s alpha_r) local_i   (exp(Γi))
+//   rows i >= 16: q_i, k_i <- q_i local_i, k_i local_i, local_i = alpha_{r+1} ... alpha_i   (exp(Γi - Γr))
+//   decay = G_3 T_3 = exp(Γlast) (segment 3)
+// Every factor is a product of alphas <= 1 (no positive exponent, no row after i). qg and kg are rows of
+// stride K (fp16 bits). The anchored rows (kb, and q and k from row 16 on) are the off-diagonal blocks'
+// tensor-core operands and nothing else: stored rounded to tf32.
+inline constexpr int kSegments = kChunk / kSubBlock;
+
 template <int K>
-KDA_HD void chain_keys(const Tile& t, int d, std::uint16_t* kg) {
+KDA_HD void segment_product(const Tile& t, int d, int seg) {
   constexpr int LD = kLd<K>;
-  float run = 1.0f;
-  for (int i = kChunk - 1; i >= 0; --i) {
-    kg[i * K + d] = access::f32_to_f16(math::mul(t.k[i * LD + d], run));
-    run = math::mul(run, t.alpha[i * LD + d]);
-  }
+  const int r = kSubBlock * seg;
+  float local = 1.0f;
+  for (int i = r + 1; i < r + kSubBlock; ++i) local = math::mul(local, t.alpha[i * LD + d]);
+  t.segments[seg * K + d] = math::mul(t.alpha[r * LD + d], local);
+  t.segments[(kSegments + seg) * K + d] = t.alpha[r * LD + d];
 }
+
 template <int K>
-KDA_HD void chain_anchored(const Tile& t, int d, int r) {
+KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std::uint16_t* kg, float* decay) {
   constexpr int LD = kLd<K>;
-  float run = 1.0f;
-  for (int j = r - 1; j >= 0; --j) {
-    run = math::mul(run, t.alpha[(j + 1) * LD + d]);
-    t.kb[(kb_first(r) + j) * LD + d] = to_tf32(math::mul(t.k[j * LD + d], run));
+  const int r = kSubBlock * seg;
+  auto total = [&](int s) { return t.segments[s * K + d]; };
+  float before = 1.0f, after = 1.0f;
+  for (int s = 0; s < seg; ++s) before = math::mul(before, total(s));
+  for (int s = kSegments - 1; s > seg; --s) after = math::mul(after, total(s));
+  // Downward: kg and the anchored keys of the segment's rows.
+  // F of anchor r' = 16 (a + 1), for a >= seg (compile-time indices: a kernel keeps them in registers).
+  float anchor[kSegments - 1];
+  KDA_UNROLL
+  for (int a = 0; a < kSegments - 1; ++a) {
+    float between = 1.0f;
+    KDA_UNROLL
+    for (int s = 1; s <= a; ++s)
+      if (s > seg) between = math::mul(between, total(s));
+    anchor[a] = math::mul(between, t.segments[(kSegments + a + 1) * K + d]);
   }
-}
-template <int K>
-KDA_HD void chain_gammas(const Tile& t, int d, std::uint16_t* qg, float* decay) {
-  constexpr int LD = kLd<K>;
-  float gamma = 1.0f, local = 1.0f;
-  for (int i = 0; i < kChunk; ++i) {
-    const float a = t.alpha[i * LD + d], q = t.q[i * LD + d], k = t.k[i * LD + d];
-    gamma = math::mul(gamma, a);
-    local = i % kSubBlock == 0 ? 1.0f : math::mul(local, a);
+  float suf = 1.0f;
+  for (int i = r + kSubBlock - 1; i >= r; --i) {
+    const float k = t.k[i * LD + d];
+    kg[i * K + d] = access::f32_to_f16(math::mul(k, math::mul(suf, after)));
+    KDA_UNROLL
+    for (int a = 0; a < kSegments - 1; ++a)
+      if (a >= seg) t.kb[(kb_first(kSubBlock * (a + 1)) + i) * LD + d] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
+    suf = math::mul(suf, t.alpha[i * LD + d]);
+  }
+  // Upward: qg, the right-hand side of w and the anchored q and k rows.
+  const float first = math::mul(before, t.alpha[r * LD + d]);
+  float local = 1.0f;
+  for (int i = r; i < r + kSubBlock; ++i) {
+    const float q = t.q[i * LD + d], k = t.k[i * LD + d];
+    if (i > r) local = math::mul(local, t.alpha[i * LD + d]);
+    const float gamma = i == r ? first : math::mul(first, local);
     qg[i * K + d] = access::f32_to_f16(math::mul(q, gamma));
     t.alpha[i * LD + d] = math::mul(t.beta[i], math::mul(k, gamma));
-    if (i >= kSubBlock) t.q[i * LD + d] = to_tf32(math::mul(q, local)), t.k[i * LD + d] = to_tf32(math::mul(k, local));
+    if (seg > 0) t.q[i * LD + d] = to_tf32(math::mul(q, local)), t.k[i * LD + d] = to_tf32(math::mul(k, local));
   }
-  *decay = gamma;
+  if (seg == kSegments - 1) *decay = math::mul(before, total(seg));
 }
 
 // x <- (I + Akk)^-1 x for one column: forward substitution x_i -= sum_{j < i} Akk[i, j] x_j in fp32,
