@@ -169,16 +169,18 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   __syncthreads();
   phase_done(2);
 
-  // Diagonal sub-blocks: thread (blk, i, part) = (warp / 4, 4 (warp % 4) + lane / 8, lane % 8); the
-  // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them.
+  // Diagonal sub-blocks: thread (blk, i, part) = (warp % 4, 4 (warp / 4) + lane / 8, lane % 8); the
+  // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them. A warp
+  // walks only the columns j <= its last row (columns j > i leave e alone and are ignored), and each
+  // scheduler (warp % 4) gets one warp of every row group: 10 columns a warp on average, not 16.
   static_assert(kPrepareThreads == kChunk * kDiagonalParts);
   {
-    const int blk = warp / 4, i = (warp % 4) * 4 + lane / kDiagonalParts, part = lane % kDiagonalParts;
+    const int blk = warp % 4, rows = 4 * (warp / 4), i = rows + lane / kDiagonalParts, part = lane % kDiagonalParts;
     constexpr int M = K / kDiagonalParts;
     float qi[M], ki[M], decay[M];
     diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, decay);
 #pragma unroll 1  // one copy of the column's code (instruction cache)
-    for (int j = kSubBlock - 1; j >= 0; --j) {
+    for (int j = rows + kWarp / kDiagonalParts - 1; j >= 0; --j) {
       float sq, sk;
       diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, part, sq, sk);
 #pragma unroll

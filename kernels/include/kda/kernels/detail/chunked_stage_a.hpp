@@ -146,7 +146,8 @@ KDA_HD std::uint32_t value_bits(const TokenColumn& v, const ChunkEntry& c, int i
   return i < c.length ? v.bits(i) : 0u;
 }
 KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
-  return i < c.length ? math::mul(beta, access::widen(p.v.dtype, bits)) : 0.0f;
+  const float rhs = math::mul(beta, access::widen(p.v.dtype, bits));
+  return i < c.length ? rhs : 0.0f;
 }
 
 // l2norm (or the scale alone) of one row x in four quarters, channels d = qq + 4m of quarter qq: each
