@@ -92,7 +92,7 @@ __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all_but_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
 // ---------------------------------------------------------------------------------------------------
 // Stage A: one block of 512 threads per (chunk c, value head hv), blockIdx.x = c * HV + hv.
@@ -333,9 +333,26 @@ struct ScanLayout {  // byte offsets into dynamic shared memory; row strides pad
   static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, kg = qg + 2 * kChunk * WLD,
                                u = kg + 2 * kChunk * WLD, aqk = u + 2 * kChunk * ULD, decay = aqk + 2 * kChunk * ALD,
                                buffer = decay + 4 * K;  // one chunk's inputs; two buffers
-  static constexpr std::size_t st = 2 * buffer, vnew = st + 2 * K * SLD, bytes = vnew + 2 * kChunk * SLD;
+  // S and v_new operands, two of each (chunk parity), so that a chunk needs two barriers, not three.
+  static constexpr std::size_t st = 2 * buffer, vnew = st + 2 * 2 * K * SLD, bytes = vnew + 2 * 2 * kChunk * SLD;
   static_assert(buffer % 16 == 0 && st % 16 == 0, "cp.async needs 16-byte aligned destinations");
 };
+
+// Elements at and one channel after `at` of o: one 4-byte store when o is bf16 or fp16 with unit
+// channel stride and the pair 4-byte aligned, else two stores (each rounded as access::store rounds).
+__device__ __forceinline__ void store_pair(const TensorRef& o, std::int64_t at, float a, float b) {
+  std::byte* const first = o.data + 2 * at;
+  const bool half = o.dtype == DType::bf16 || o.dtype == DType::f16;
+  if (half && o.stride[3] == 1 && reinterpret_cast<std::uintptr_t>(first) % 4 == 0) {
+    const bool bf16 = o.dtype == DType::bf16;
+    const std::uint32_t lo = bf16 ? math::to_bf16_bits(a) : access::f32_to_f16(a);
+    const std::uint32_t hi = bf16 ? math::to_bf16_bits(b) : access::f32_to_f16(b);
+    access::store_raw(first, lo | hi << 16);
+  } else {
+    access::store(o, at, a);
+    access::store(o, at + o.stride[3], b);
+  }
+}
 
 // Copies chunk slot's inputs for value tile `tile` into `buffer` (all threads; cp.async, 16 bytes each).
 template <int K>
@@ -378,8 +395,10 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
   const int v0 = tile * kValueTile;
-  __half* st = reinterpret_cast<__half*>(scan_shared + L::st);
-  __half* vnew = reinterpret_cast<__half*>(scan_shared + L::vnew);
+  auto st_of = [&](std::int64_t parity) { return reinterpret_cast<__half*>(scan_shared + L::st) + parity * K * L::SLD; };
+  auto vnew_of = [&](std::int64_t parity) {
+    return reinterpret_cast<__half*>(scan_shared + L::vnew) + parity * kChunk * L::SLD;
+  };
 
   const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
   const access::HeadStates hs = access::head_states(p, n, hv);
@@ -414,7 +433,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
         S[mt][nt][x] = hs.in ? access::load(p.state_in,
                                             access::state_offset(p.state_in, v0 + value_of(nt, x), key_of(mt, x)), hs.in)
                              : 0.0f;
-  auto publish_state = [&] {  // S as fp16 operands, [d][v], for the next chunk's products
+  auto publish_state = [&](__half* st) {  // S as fp16 operands, [d][v], for the next chunk's products
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -424,16 +443,23 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
           *reinterpret_cast<std::uint32_t*>(&st[key_of(mt, x) * L::SLD + value_of(nt, x)]) =
               f16_pair(S[mt][nt][x], S[mt][nt][x + 1]);
   };
-  publish_state();
+  publish_state(st_of(0));
 
+  // Per chunk c (parity c - first_chunk): its inputs, issued one chunk ahead, are waited for; barrier 1
+  // (every thread's copies have landed, the published S is visible, and every warp is done with chunk
+  // c - 1, so the next chunk's inputs may overwrite chunk c - 1's buffer); v_new and qg S; barrier 2
+  // (v_new complete); Aqk v_new, the state update and S published into the other parity's operand.
   for (std::int64_t c = first_chunk; c < end_chunk; ++c) {
-    const std::byte* buffer = scan_shared + ((c - first_chunk) % 2) * L::buffer;
-    if (c + 1 < end_chunk)
-      prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared + ((c + 1 - first_chunk) % 2) * L::buffer);
-    cp_async_commit();
+    const std::int64_t parity = (c - first_chunk) % 2;
+    const std::byte* buffer = scan_shared + parity * L::buffer;
+    const __half* st = st_of(parity);
+    __half* vnew = vnew_of(parity);
     const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
-    cp_async_wait_all_but_one();       // this chunk's group is complete (the newest may still fly)
-    __syncthreads();              // ... for every thread's copies; and the published S is visible
+    cp_async_wait_all();
+    __syncthreads();
+    if (c + 1 < end_chunk)
+      prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared + (1 - parity) * L::buffer);
+    cp_async_commit();
 
     if (P.chunk_states.data) {
       std::byte* at = access::head_of(P.chunk_states, c, hv);
@@ -493,13 +519,13 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int x = 0; x < 4; ++x) {
+        for (int x = 0; x < 4; x += 2) {
           const int i = row + (x >= 2 ? 8 : 0);
           if (i < e.length)
-            access::store(p.o,
-                          e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
-                              (v0 + value_of(nt, x)) * p.o.stride[3],
-                          o[nt][x]);
+            store_pair(p.o,
+                       e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
+                           (v0 + value_of(nt, x)) * p.o.stride[3],
+                       o[nt][x], o[nt][x + 1]);
         }
     }
 
@@ -518,8 +544,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
         times_k_rows(a, vnew, L::SLD, j0, col0, lane, S[mt]);
       }
     }
-    __syncthreads();  // every warp is done with st, v_new and this chunk's buffer
-    publish_state();
+    publish_state(st_of(1 - parity));
   }
 
   if (hs.out)

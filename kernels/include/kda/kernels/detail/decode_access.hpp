@@ -80,13 +80,12 @@ KDA_HD std::uint32_t load_bits(const TensorRef& t, std::int64_t e) {
   if (t.dtype == DType::f32) return load_raw<std::uint32_t>(t.data + 4 * e);
   return load_raw<std::uint16_t>(t.data + 2 * e);
 }
-// Branch-free (all three conversions, then a select): kernels widen many elements of one dtype in
-// unrolled loops, where a switch per element costs three branches.
 KDA_HD float widen(DType dtype, std::uint32_t bits) {
-  const float as_bf16 = math::from_bf16_bits(static_cast<std::uint16_t>(bits));
-  const float as_f16 = f16_to_f32(static_cast<std::uint16_t>(bits));
-  const float as_f32 = math::bits_to_float(bits);
-  return dtype == DType::bf16 ? as_bf16 : dtype == DType::f16 ? as_f16 : as_f32;
+  switch (dtype) {
+    case DType::bf16: return math::from_bf16_bits(static_cast<std::uint16_t>(bits));
+    case DType::f16: return f16_to_f32(static_cast<std::uint16_t>(bits));
+    default: return math::bits_to_float(bits);
+  }
 }
 
 KDA_HD void store(const TensorRef& t, std::int64_t e, float x, std::byte* base) {
