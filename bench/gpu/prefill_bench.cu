@@ -7,7 +7,8 @@
 // (scan) alone and both back to back (the headline). The inputs (4 x 134 MB at 16384 tokens) and the
 // workspace (about 600 MB) are many times the 60 MB L2. The device-to-device copy bandwidth is measured
 // in the same run as the in-run ceiling reference. Stage A is also split by phase: one more launch with
-// clock64() at its phase boundaries (ChunkedParams::prepare_phase_clocks).
+// clock64() at its phase boundaries, each the last warp's arrival at the phase's closing barrier
+// (ChunkedParams::prepare_phase_clocks).
 // FLOPs: the matrix products of the chunked form per (chunk of C tokens, value head), the lower
 // triangles counted once: Aqk and Akk 2 C^2 K, the forward substitution C^2 (K + V), w S, qg S and
 // kg^T v_new 6 C K V, Aqk v_new C^2 V; element-wise work (gates, decays, l2norm) is not counted.

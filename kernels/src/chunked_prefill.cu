@@ -41,7 +41,8 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 }
 
 // D = A B + D on tensor cores with fp16 operands (pairs of halfs per register) and fp32 accumulation.
-__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                        std::uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
@@ -65,7 +66,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const _
 }
 
 // The f16 A fragment of rows m0 .. m0 + 15, columns k0 .. k0 + 15 of a row-major tile ([m][k]).
-__device__ __forceinline__ void a_fragment(std::uint32_t (&a)[4], const __half* tile, int ld, int m0, int k0, int lane) {
+__device__ __forceinline__ void a_fragment(std::uint32_t (&a)[4], const __half* tile, int ld, int m0, int k0,
+                                           int lane) {
   ldmatrix_x4(a, tile + (m0 + lane % 16) * ld + k0 + lane / 16 * 8);
 }
 // The same fragment from a tile stored transposed ([k][m]).
@@ -123,10 +125,21 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   const std::int64_t slot = blockIdx.x, hv = slot % p.HV, c = slot / p.HV;
   const ChunkEntry e = P.chunks[c];
   long long* const clocks = P.prepare_phase_clocks ? P.prepare_phase_clocks + blockIdx.x * (kPreparePhases + 1) : nullptr;
-  const auto phase_done = [&](int phase) {  // after a barrier: every thread is done with the phase
-    if (clocks && tid == 0) clocks[phase] = clock64();
+  // A phase ends at the barrier after it, when its last warp arrives. With phase clocks, each warp
+  // notes its arrival and thread 0 keeps the latest. (Thread 0's own clock read after the barrier
+  // booked the wait for a phase's slowest warp to the next phase whenever warp 0 finished early: the
+  // 16:37Z run, once the diagonal blocks gave warp 0 the fewest columns.)
+  __shared__ long long arrivals[kPrepareThreads / kWarp];
+  const auto end_phase = [&](int phase) {
+    if (clocks && lane == 0) arrivals[warp] = clock64();
+    __syncthreads();
+    if (clocks && tid == 0) {
+      long long last = arrivals[0];
+      for (int w = 1; w < kPrepareThreads / kWarp; ++w) last = arrivals[w] > last ? arrivals[w] : last;
+      clocks[phase] = last;
+    }
   };
-  phase_done(0);
+  if (clocks && tid == 0) clocks[0] = clock64();
 
   // Inputs: q, k, alpha = exp(g) per (token, channel), each thread's elements (16 at K = 128) with all
   // their loads in flight before the first is used; beta per token; Akk and Aqk cleared.
@@ -151,8 +164,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   for (int i = tid / K; i < kChunk; i += kPrepareThreads / K) activate_gate<K>(p, A, bias, e, i, d, t);
   if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) t.akk[at] = 0.0f, t.aqk[at] = 0.0f;
-  __syncthreads();
-  phase_done(1);
+  end_phase(1);
 
   // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
   // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
@@ -166,8 +178,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 2));
     scale_quarter<K>(x, qq, norm_factor(sum, pass == 0 ? p.scale : 1.0f, p.l2norm));
   }
-  __syncthreads();
-  phase_done(2);
+  end_phase(2);
 
   // Diagonal sub-blocks: thread (blk, i, part) = (warp % 4, 4 (warp / 4) + lane / 8, lane % 8); the
   // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them. A warp
@@ -193,8 +204,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       if (part == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
     }
   }
-  __syncthreads();
-  phase_done(3);
+  end_phase(3);
 
   // The decay chains, a thread per (key channel d, 16-row segment): each segment's product, then (all
   // of them known) kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
@@ -205,8 +215,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   if (tid < kSegments * K)
     chain_segment<K>(t, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
                      P.work.decay + slot * K + tid % K);
-  __syncthreads();
-  phase_done(4);
+  end_phase(4);
 
   // The solve's thread layout (below) and its v loads, issued now so that the off-diagonal blocks hide
   // their latency: two threads per column of [v | k], lanes l and l + 16 of a warp: column
@@ -236,11 +245,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 8) {
-        // The anchored rows are tf32 values already (stage_a::chain_anchored, chain_gammas).
-        const std::uint32_t a[4] = {__float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
-                                    __float_as_uint(a_rows[g * LD + k0 + tq + 4]),
-                                    __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
-        const std::uint32_t b[2] = {__float_as_uint(b_rows[g * LD + k0 + tq]), __float_as_uint(b_rows[g * LD + k0 + tq + 4])};
+        // The anchored rows are tf32 values already (stage_a::chain_segment).
+        const std::uint32_t a[4] = {
+            __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
+            __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
+        const std::uint32_t b[2] = {__float_as_uint(b_rows[g * LD + k0 + tq]),
+                                    __float_as_uint(b_rows[g * LD + k0 + tq + 4])};
         mma_tf32(acc, a, b);
       }
 #pragma unroll
@@ -253,8 +263,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
     }
   }
-  __syncthreads();
-  phase_done(5);
+  end_phase(5);
 
   // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), two threads per column
   // (stage_a::solve_column): each keeps its 8 rows of the current 16-row block in registers; finished
@@ -311,10 +320,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       __syncwarp();
     }
   }
-  if (clocks) {  // the same for the whole block
-    __syncthreads();
-    phase_done(6);
-  }
+  if (clocks) end_phase(6);  // the same for the whole block
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -395,7 +401,9 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
   const int v0 = tile * kValueTile;
-  auto st_of = [&](std::int64_t parity) { return reinterpret_cast<__half*>(scan_shared + L::st) + parity * K * L::SLD; };
+  auto st_of = [&](std::int64_t parity) {
+    return reinterpret_cast<__half*>(scan_shared + L::st) + parity * K * L::SLD;
+  };
   auto vnew_of = [&](std::int64_t parity) {
     return reinterpret_cast<__half*>(scan_shared + L::vnew) + parity * kChunk * L::SLD;
   };

@@ -1,8 +1,8 @@
 // The simulation mirrors chunked_prefill.cu stage by stage. Element-wise steps call the same functions
 // (detail/chunked_stage_a.hpp); where the kernel runs an mma, the simulation runs an fp32 fma chain over
 // the same tf32 or fp16 operands (a product of two 11-bit operands is exact in fp32, so only the
-// summation order differs from the device). Compiled with -ffp-contract=off (CMakeLists), so every operation rounds where
-// decode_math.hpp says.
+// summation order differs from the device). Compiled with -ffp-contract=off (CMakeLists), so every
+// operation rounds where decode_math.hpp says.
 #include <vector>
 
 #include "kda/kernels/chunked_prefill_sim.hpp"
@@ -81,7 +81,7 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
     for (int I = r; I < r + kSubBlock; ++I)
       for (int J = 0; J < r; ++J) {
         const float* anchored = &kb[(kb_first(r) + J) * LD];
-        auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 values (chain_anchored)
+        auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 values (chain_segment)
         aqk[I * kChunk + J] = mma_chain(K, order, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
         akk[I * kChunk + J] = math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }

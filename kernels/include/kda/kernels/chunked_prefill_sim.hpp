@@ -2,9 +2,9 @@
 // The CPU simulation of the CUDA chunked prefill (chunked_prefill.cu): the same two stages, the same
 // chunking (64 tokens, 16-row sub-blocks), the same element-wise fp32 arithmetic (detail/chunked_stage_a.hpp,
 // shared with the kernel), the same fp16 storage of the intermediates and the same rounding of every
-// tensor-core operand (tf32 in stage A, fp16 in stage B). Tensor-core products are modelled as fp32 fma chains in index order; the device's
-// accumulation order inside an mma is not specified, so CUDA and simulation agree within the bound of
-// docs/cuda-prefill.md, not bit for bit.
+// tensor-core operand (tf32 in stage A, fp16 in stage B). Tensor-core products are modelled as fp32 fma
+// chains in index order; the device's accumulation order inside an mma is not specified, so CUDA and
+// simulation agree within the bound of docs/cuda-prefill.md, not bit for bit.
 #include <memory>
 
 #include "kda/kernel.hpp"

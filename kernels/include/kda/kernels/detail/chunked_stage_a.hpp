@@ -314,7 +314,8 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
     kg[i * K + d] = access::f32_to_f16(math::mul(k, math::mul(suf, after)));
     KDA_UNROLL
     for (int a = 0; a < kSegments - 1; ++a)
-      if (a >= seg) t.kb[(kb_first(kSubBlock * (a + 1)) + i) * LD + d] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
+      if (a >= seg)
+        t.kb[(kb_first(kSubBlock * (a + 1)) + i) * LD + d] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
     suf = math::mul(suf, t.alpha[i * LD + d]);
   }
   // Upward: qg, the right-hand side of w and the anchored q and k rows.
