@@ -26,7 +26,7 @@ using namespace stage_a;
 
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM: two warps per scheduler were too few)
+constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM; 8 warps hid too little latency)
 constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], two threads each (V + K <= 256)
 constexpr int kScanThreads = 256;     // stage B: 8 warps, (16-token row block) x (half of the value tile)
 constexpr int kValueTile = 32;        // stage B: value channels per block
@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   }
 
   // Off-diagonal sub-blocks on tensor cores: 24 tasks (row block rb = 1..3 anchored at r = 16 rb,
-  // 8-column tile nt < r / 8, Aqk or Akk), three per warp. A = anchored rows r.. r + 15 of q or k,
+  // 8-column tile nt < r / 8, Aqk or Akk), one or two per warp. A = anchored rows r.. r + 15 of q or k,
   // B[d][j] = kb row (kb_first(r) + 8 nt + j), channel d.
   {
     const int g = lane / 4, tq = lane % 4;
@@ -343,22 +343,6 @@ struct ScanLayout {  // byte offsets into dynamic shared memory; row strides pad
   static constexpr std::size_t st = 2 * buffer, vnew = st + 2 * 2 * K * SLD, bytes = vnew + 2 * 2 * kChunk * SLD;
   static_assert(buffer % 16 == 0 && st % 16 == 0, "cp.async needs 16-byte aligned destinations");
 };
-
-// Elements at and one channel after `at` of o: one 4-byte store when o is bf16 or fp16 with unit
-// channel stride and the pair 4-byte aligned, else two stores (each rounded as access::store rounds).
-__device__ __forceinline__ void store_pair(const TensorRef& o, std::int64_t at, float a, float b) {
-  std::byte* const first = o.data + 2 * at;
-  const bool half = o.dtype == DType::bf16 || o.dtype == DType::f16;
-  if (half && o.stride[3] == 1 && reinterpret_cast<std::uintptr_t>(first) % 4 == 0) {
-    const bool bf16 = o.dtype == DType::bf16;
-    const std::uint32_t lo = bf16 ? math::to_bf16_bits(a) : access::f32_to_f16(a);
-    const std::uint32_t hi = bf16 ? math::to_bf16_bits(b) : access::f32_to_f16(b);
-    access::store_raw(first, lo | hi << 16);
-  } else {
-    access::store(o, at, a);
-    access::store(o, at + o.stride[3], b);
-  }
-}
 
 // Copies chunk slot's inputs for value tile `tile` into `buffer` (all threads; cp.async, 16 bytes each).
 template <int K>
@@ -530,10 +514,10 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
         for (int x = 0; x < 4; x += 2) {
           const int i = row + (x >= 2 ? 8 : 0);
           if (i < e.length)
-            store_pair(p.o,
-                       e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
-                           (v0 + value_of(nt, x)) * p.o.stride[3],
-                       o[nt][x], o[nt][x + 1]);
+            access::store_pair(p.o,
+                               e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
+                                   (v0 + value_of(nt, x)) * p.o.stride[3],
+                               o[nt][x], o[nt][x + 1]);
         }
     }
 
@@ -598,7 +582,7 @@ void check(cudaError_t e, const char* what) {
 }
 
 // What the kernels' thread mappings assume (admit_chunked guarantees it; checked again before a launch):
-// K of 64 or 128, V a multiple of the value tile, one stage-A thread per column of [v | k].
+// K of 64 or 128, V a multiple of the value tile, two stage-A threads per column of [v | k].
 bool launchable(const ChunkedParams& params) {
   const std::int64_t K = params.call.K, V = params.call.V;
   return (K == 64 || K == 128) && V > 0 && V % kValueTile == 0 && V + K <= kSolveColumns;

@@ -41,17 +41,9 @@ struct Tile {
   float* segments;  // [2][4][K]: per 16-row segment and key channel, its decay product; its first alpha
 };
 
-// access::widen without branches (all three conversions, then a select): stage A widens many elements
-// of one dtype in unrolled loops, where a switch costs three branches per element. (The decode kernel
-// keeps the switch: there the select measured slower.)
-KDA_HD float widen(DType dtype, std::uint32_t bits) {
-  const float as_bf16 = math::from_bf16_bits(static_cast<std::uint16_t>(bits));
-  const float as_f16 = access::f16_to_f32(static_cast<std::uint16_t>(bits));
-  const float as_f32 = math::bits_to_float(bits);
-  return dtype == DType::bf16 ? as_bf16 : dtype == DType::f16 ? as_f16 : as_f32;
+KDA_HD float activation(const TensorRef& t, std::int64_t e) {
+  return access::widen_select(t.dtype, access::load_bits(t, e));
 }
-
-KDA_HD float activation(const TensorRef& t, std::int64_t e) { return widen(t.dtype, access::load_bits(t, e)); }
 
 KDA_HD std::int64_t token_at(const TensorRef& t, const ChunkEntry& c, int i, std::int64_t head) {
   return c.row * t.stride[0] + (c.first + i) * t.stride[1] + head * t.stride[2];
@@ -125,9 +117,9 @@ KDA_HD TokenBits load_token_bits(const TokenInputs& in, const ChunkEntry& c, int
 template <int K>
 KDA_HD void store_token_inputs(const DecodeParams& p, const TokenBits& b, int i, int d, const Tile& t) {
   const int at = i * kLd<K> + d;
-  t.q[at] = b.valid ? widen(p.q.dtype, b.q) : 0.0f;
-  t.k[at] = b.valid ? widen(p.k.dtype, b.k) : 0.0f;
-  t.alpha[at] = b.valid ? widen(p.g.dtype, b.g) : 1.0f;
+  t.q[at] = b.valid ? access::widen_select(p.q.dtype, b.q) : 0.0f;
+  t.k[at] = b.valid ? access::widen_select(p.k.dtype, b.k) : 0.0f;
+  t.alpha[at] = b.valid ? access::widen_select(p.g.dtype, b.g) : 1.0f;
 }
 template <int K>
 KDA_HD void activate_gate(const DecodeParams& p, float A, float bias, const ChunkEntry& c, int i, int d,
@@ -156,7 +148,7 @@ KDA_HD std::uint32_t value_bits(const TokenColumn& v, const ChunkEntry& c, int i
   return i < c.length ? v.bits(i) : 0u;
 }
 KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
-  const float rhs = math::mul(beta, widen(p.v.dtype, bits));
+  const float rhs = math::mul(beta, access::widen_select(p.v.dtype, bits));
   return i < c.length ? rhs : 0.0f;
 }
 

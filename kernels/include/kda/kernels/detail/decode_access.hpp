@@ -87,6 +87,15 @@ KDA_HD float widen(DType dtype, std::uint32_t bits) {
     default: return math::bits_to_float(bits);
   }
 }
+// The same without branches (all three conversions, then a select), for code that widens many
+// elements of one dtype in unrolled loops, where the switch costs three branches per element (the
+// chunked kernel's stage A). The decode kernel keeps the switch: there the select measured slower.
+KDA_HD float widen_select(DType dtype, std::uint32_t bits) {
+  const float as_bf16 = math::from_bf16_bits(static_cast<std::uint16_t>(bits));
+  const float as_f16 = f16_to_f32(static_cast<std::uint16_t>(bits));
+  const float as_f32 = math::bits_to_float(bits);
+  return dtype == DType::bf16 ? as_bf16 : dtype == DType::f16 ? as_f16 : as_f32;
+}
 
 KDA_HD void store(const TensorRef& t, std::int64_t e, float x, std::byte* base) {
   std::byte* p = base + e * element_size(t.dtype);
@@ -98,6 +107,21 @@ KDA_HD void store(const TensorRef& t, std::int64_t e, float x, std::byte* base) 
   }
 }
 KDA_HD void store(const TensorRef& t, std::int64_t e, float x) { store(t, e, x, t.data); }
+// Elements e and e + stride[3] (a channel apart) of t, rounded as store rounds: one 4-byte store when t
+// is bf16 or fp16 with unit channel stride and the pair 4-byte aligned, else two stores.
+KDA_HD void store_pair(const TensorRef& t, std::int64_t e, float a, float b) {
+  std::byte* const first = t.data + 2 * e;
+  const bool half = t.dtype == DType::bf16 || t.dtype == DType::f16;
+  if (half && t.stride[3] == 1 && reinterpret_cast<std::uintptr_t>(first) % 4 == 0) {
+    const bool bf16 = t.dtype == DType::bf16;
+    const std::uint32_t lo = bf16 ? math::to_bf16_bits(a) : f32_to_f16(a);
+    const std::uint32_t hi = bf16 ? math::to_bf16_bits(b) : f32_to_f16(b);
+    store_raw(first, lo | hi << 16);
+  } else {
+    store(t, e, a);
+    store(t, e + t.stride[3], b);
+  }
+}
 
 KDA_HD std::int64_t load_integer(const TensorRef& t, std::int64_t i) {
   const std::byte* p = t.data + i * t.stride[0] * element_size(t.dtype);
