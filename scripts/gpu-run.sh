@@ -80,7 +80,7 @@ prefill_part() {
   step chunked-catalogue 240 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_catalogue_test"
   for tool in memcheck racecheck initcheck synccheck; do
     step "chunked-sanitizer-$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 1 \
-      "$bin/chunked_cuda_vs_sim_test" --gtest_filter=ChunkedCudaVsSim.NamedCases
+      "$bin/chunked_cuda_vs_sim_test" '--gtest_filter=*ChunkedCudaVsSim.NamedCases*'
   done
   step prefill-benchmark 300 bash -c "set -o pipefail; '$bin/prefill_bench' --json '$out/prefill_bench.json' | tee '$out/prefill_bench.md'"
 }

@@ -3,12 +3,13 @@
 // l2norm and beta sigmoid in the kernel, dense fp32 [N, HV, V, K] initial and final states, varlen
 // packings 1 x 8192, 8 x 2048, 32 x 512 and (100, 2000, 37, 900, 4000, 1, 1155).
 //
-// Timing: CUDA events, median of --reps runs after 3 warm-ups, for stage A (prepare) alone, stage B
-// (scan) alone and both back to back (the headline). The inputs (4 x 134 MB at 16384 tokens) and the
+// Timing: CUDA events, median of --reps runs after 3 warm-ups, for stage A (the gate kernel and the
+// prepare kernel) alone, the gate kernel alone, stage B (scan) alone and both stages back to back (the
+// headline). The inputs (4 x 134 MB at 16384 tokens) and the
 // workspace (about 600 MB) are many times the 60 MB L2. The device-to-device copy bandwidth is measured
-// in the same run as the in-run ceiling reference. Stage A is also split by phase: one more launch with
-// clock64() at its phase boundaries, each the last warp's arrival at the phase's closing barrier
-// (ChunkedParams::prepare_phase_clocks).
+// in the same run as the in-run ceiling reference. The prepare kernel is also split by phase: one more
+// launch with clock64() at its phase boundaries, each the last warp's arrival at the phase's closing
+// barrier (ChunkedParams::prepare_phase_clocks), its shares applied to stage A's time less the gates'.
 // FLOPs: the matrix products of the chunked form per (chunk of C tokens, value head), the lower
 // triangles counted once: Aqk and Akk 2 C^2 K, the forward substitution C^2 (K + V), w S, qg S and
 // kg^T v_new 6 C K V, Aqk v_new C^2 V; element-wise work (gates, decays, l2norm) is not counted.
@@ -115,12 +116,12 @@ class DeviceProblem {
 struct Row {
   Packing packing;
   std::int64_t tokens = 0;
-  double prepare_ms = 0, scan_ms = 0, total_ms = 0, tflops = 0, o_rel_rms = 0;
-  std::array<double, kernels::kPreparePhases> phase_share{};  // of stage A's clocks, mean over its blocks
+  double prepare_ms = 0, gates_ms = 0, scan_ms = 0, total_ms = 0, tflops = 0, o_rel_rms = 0;
+  std::array<double, kernels::kPreparePhases> phase_share{};  // of the prepare kernel's clocks, mean over its blocks
 };
 
-// One stage-A launch with phase clocks: each phase's share of the block's clock64() cycles, averaged
-// over the blocks (they run side by side, so the shares split stage A's time).
+// One stage-A launch with phase clocks: each phase's share of the prepare kernel's clock64() cycles,
+// averaged over its blocks (they run side by side, so the shares split its time).
 std::array<double, kernels::kPreparePhases> prepare_phase_shares(kernels::ChunkedParams params) {
   constexpr int kMarks = kernels::kPreparePhases + 1;
   const std::int64_t blocks = params.num_chunks * params.call.HV;
@@ -161,6 +162,7 @@ void time_packing(Row& row, int reps) {
   const kernels::ChunkedDeviceCall call(p, device.payload());
   const kernels::ChunkedParams& params = call.params();
   row.prepare_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prepare(params, nullptr), "prepare"); });
+  row.gates_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_gates(params, nullptr), "gates"); });
   row.scan_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
   row.total_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
   row.tflops = flops(p) / (row.total_ms * 1e-3) / 1e12;
@@ -200,22 +202,27 @@ int main(int argc, char** argv) try {
     rows.push_back(row);
   }
 
-  std::printf("| packing | tokens | stage A (ms) | stage B (ms) | total (ms) | TFLOP/s | vs FLA | o rel-RMS vs fp64 (%lld heads) |\n"
-              "|---|---|---|---|---|---|---|---|\n",
-              static_cast<long long>(kAccuracyHeads));
+  std::printf(
+      "| packing | tokens | stage A (ms) | of which gates | stage B (ms) | total (ms) | TFLOP/s | vs FLA | o rel-RMS "
+      "vs fp64 (%lld heads) |\n"
+      "|---|---|---|---|---|---|---|---|---|\n",
+      static_cast<long long>(kAccuracyHeads));
   for (const Row& r : rows)
-    std::printf("| %s | %lld | %.3f | %.3f | %.3f | %.1f | %.2fx (%.2f ms) | %.2e |\n", r.packing.name.c_str(),
-                static_cast<long long>(r.tokens), r.prepare_ms, r.scan_ms, r.total_ms, r.tflops,
+    std::printf("| %s | %lld | %.3f | %.3f | %.3f | %.3f | %.1f | %.2fx (%.2f ms) | %.2e |\n", r.packing.name.c_str(),
+                static_cast<long long>(r.tokens), r.prepare_ms, r.gates_ms, r.scan_ms, r.total_ms, r.tflops,
                 r.packing.fla_ms / r.total_ms, r.packing.fla_ms, r.o_rel_rms);
 
-  std::printf("\nstage A by phase (share of its blocks' cycles; ms: that share of stage A's time):\n| packing |");
+  std::printf(
+      "\nthe prepare kernel by phase (share of its blocks' cycles; ms: that share of stage A's time less the "
+      "gates'):\n| packing |");
   for (const char* name : kernels::kPreparePhaseNames) std::printf(" %s |", name);
   std::printf("\n|---|");
   for (int ph = 0; ph < kernels::kPreparePhases; ++ph) std::printf("---|");
   std::printf("\n");
   for (const Row& r : rows) {
     std::printf("| %s |", r.packing.name.c_str());
-    for (double share : r.phase_share) std::printf(" %.0f%% (%.3f) |", 100 * share, share * r.prepare_ms);
+    for (double share : r.phase_share)
+      std::printf(" %.0f%% (%.3f) |", 100 * share, share * (r.prepare_ms - r.gates_ms));
     std::printf("\n");
   }
   std::printf("\n");
@@ -230,8 +237,8 @@ int main(int argc, char** argv) try {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       j << (i ? "," : "") << "\n    {\"packing\": \"" << r.packing.name << "\", \"tokens\": " << r.tokens
-        << ", \"prepare_ms\": " << r.prepare_ms << ", \"scan_ms\": " << r.scan_ms << ", \"total_ms\": " << r.total_ms
-        << ", \"tflop_per_s\": " << r.tflops << ", \"fla_ms\": " << r.packing.fla_ms
+        << ", \"prepare_ms\": " << r.prepare_ms << ", \"gates_ms\": " << r.gates_ms << ", \"scan_ms\": " << r.scan_ms
+        << ", \"total_ms\": " << r.total_ms << ", \"tflop_per_s\": " << r.tflops << ", \"fla_ms\": " << r.packing.fla_ms
         << ", \"o_rel_rms_vs_fp64\": " << r.o_rel_rms << ", \"prepare_phase_share\": {";
       for (int ph = 0; ph < kernels::kPreparePhases; ++ph)
         j << (ph ? ", " : "") << "\"" << kernels::kPreparePhaseNames[ph] << "\": " << r.phase_share[static_cast<std::size_t>(ph)];

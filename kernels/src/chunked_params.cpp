@@ -9,11 +9,15 @@ namespace {
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 struct WorkspaceSizes {
-  std::size_t heads, qg, u, aqk, decay;  // bytes of one array each
+  std::size_t heads, alpha, qg, u, aqk, decay;  // bytes of one array each
 };
 WorkspaceSizes sizes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
   const auto heads = static_cast<std::size_t>(chunks * HV);
-  return {heads, aligned(heads * kChunk * K * 2), aligned(heads * kChunk * V * 2), aligned(heads * kChunk * kChunk * 2),
+  return {heads,
+          aligned(heads * kChunk * K * 4),
+          aligned(heads * kChunk * K * 2),
+          aligned(heads * kChunk * V * 2),
+          aligned(heads * kChunk * kChunk * 2),
           aligned(heads * K * 4)};
 }
 
@@ -34,7 +38,7 @@ ChunkTable make_chunk_table(const Problem& p) {
 
 std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
   const WorkspaceSizes s = sizes(chunks, HV, K, V);
-  return 3 * s.qg + s.u + s.aqk + s.decay;
+  return s.alpha + 3 * s.qg + s.u + s.aqk + s.decay;
 }
 
 ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
@@ -46,6 +50,7 @@ ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, s
     base += bytes;
     return at;
   };
+  w.alpha = reinterpret_cast<float*>(take(s.alpha));
   w.qg = reinterpret_cast<std::uint16_t*>(take(s.qg));
   w.kg = reinterpret_cast<std::uint16_t*>(take(s.qg));
   w.w = reinterpret_cast<std::uint16_t*>(take(s.qg));

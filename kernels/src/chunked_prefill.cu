@@ -1,5 +1,6 @@
-// The chunked prefill's two kernels and their launch. chunked_prefill_sim.cpp is their CPU twin: a change
-// to the arithmetic here must be made there too (tests/gpu/chunked_cuda_vs_sim_test compares the two).
+// The chunked prefill's kernels (stage A: the gates, then the prepare kernel; stage B: the scan, in two
+// forms) and their launch. chunked_prefill_sim.cpp is their CPU twin: a change to the arithmetic here
+// must be made there too (tests/gpu/chunked_cuda_vs_sim_test compares the two).
 // Tensor-core products: stage A's off-diagonal blocks use mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32,
 // stage B mma.sync.m16n8k16.row.col.f32.f16.f16.f32 with operands loaded by ldmatrix. The PTX ISA's
 // fragment layouts, lane = 4 groupID + tq (groupID g = lane / 4, tq = lane % 4):
@@ -27,7 +28,8 @@ using namespace stage_a;
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM; 8 warps hid too little latency)
-constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], two threads each (V + K <= 256)
+constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], a thread each (V + K <= 256)
+constexpr int kMaxValue = 128;        // stage A: V <= 128 (its v loads: a thread per value channel)
 constexpr int kScanThreads = 256;     // stage B: 8 warps, (16-token row block) x (half of the value tile)
 constexpr int kValueTile = 32;        // stage B: value channels per block
 
@@ -97,7 +99,52 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
 // ---------------------------------------------------------------------------------------------------
-// Stage A: one block of 512 threads per (chunk c, value head hv), blockIdx.x = c * HV + hv.
+// Stage A, first kernel, the gates: one block of 256 threads per (chunk c, value head hv), blockIdx.x =
+// c * HV + hv, writing alpha = exp(g) of every (token, key channel) to the workspace
+// (stage_a::gate_alpha). A thread keeps one key channel d and takes tokens tid / K + (256 / K) n, four
+// loads in flight at a time (eight tokens a thread with all loads up front, in blocks of 1024, measured
+// slower: 0.170 against 0.158 ms at 1 x 8192). A kernel of its own: the gate's polynomials were a fifth
+// of the prepare kernel's instructions, issued there at one block per SM; here, with a few dozen
+// registers and no shared memory, at full occupancy.
+constexpr int kGateThreads = 256;
+
+template <int K, GateMode M>
+__device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t hv, float* alpha) {
+  const int tid = static_cast<int>(threadIdx.x), d = tid % K;
+  const float A = gate_A(p, hv), bias = channel_bias<K>(p, hv, d);
+  const TokenColumn g = token_column(p.g, e, hv, d);
+  constexpr int kStep = kGateThreads / K, kGroup = 4;
+  static_assert(kGateThreads % K == 0 && kChunk % (kStep * kGroup) == 0);
+#pragma unroll 1
+  for (int i0 = tid / K; i0 < kChunk; i0 += kStep * kGroup) {
+    std::uint32_t bits[kGroup];
+#pragma unroll
+    for (int n = 0; n < kGroup; ++n) bits[n] = gate_bits(g, e, i0 + kStep * n);
+#pragma unroll
+    for (int n = 0; n < kGroup; ++n)
+      alpha[(i0 + kStep * n) * K + d] = gate_alpha<M>(p, A, bias, e, i0 + kStep * n, bits[n]);
+  }
+}
+
+template <int K>
+__global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constant__ ChunkedParams P) {
+  const DecodeParams& p = P.call;
+  const std::int64_t slot = blockIdx.x, hv = slot % p.HV;
+  const ChunkEntry e = P.chunks[slot / p.HV];
+  float* const alpha = P.work.alpha + slot * kChunk * K;
+  switch (gate_mode(p)) {
+    case GateMode::given:
+      return gates<K, GateMode::given>(p, e, hv, alpha);
+    case GateMode::lower_bound:
+      return gates<K, GateMode::lower_bound>(p, e, hv, alpha);
+    case GateMode::softplus:
+      return gates<K, GateMode::softplus>(p, e, hv, alpha);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Stage A, second kernel, the prepare kernel: one block of 512 threads per (chunk c, value head hv),
+// blockIdx.x = c * HV + hv.
 
 template <int K>
 struct PrepareLayout {  // offsets in floats into dynamic shared memory
@@ -141,29 +188,41 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   };
   if (clocks && tid == 0) clocks[0] = clock64();
 
-  // Inputs: q, k, alpha = exp(g) per (token, channel), each thread's elements (16 at K = 128) with all
-  // their loads in flight before the first is used; beta per token; Akk and Aqk cleared.
-  // A thread keeps one key channel d (kPrepareThreads is a multiple of K), so its head, bias and gate
-  // factor are loaded once; tokens i = tid / K, tid / K + kPrepareThreads / K, ...
+  // Inputs: alpha (the gate kernel's, copied into its tile by cp.async, 16 bytes a copy), then q and k
+  // per (token, channel), each thread's elements (16 at K = 128) with all their loads in flight before
+  // the first is used; beta per token; Akk and Aqk cleared. A thread keeps one key channel d
+  // (kPrepareThreads is a multiple of K), so its columns are computed once; tokens i = tid / K,
+  // tid / K + kPrepareThreads / K, ...
+  {
+    const float* alpha = P.work.alpha + slot * kChunk * K;
+    for (int at = tid; at < kChunk * K / 4; at += kPrepareThreads)
+      cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
+    cp_async_commit();
+  }
   constexpr int kLoads = kChunk * K / kPrepareThreads;
   static_assert(kPrepareThreads % K == 0 && kChunk * K % kPrepareThreads == 0);
-  const float A = gate_A(p, hv);
   const int d = tid % K;
-  const TokenInputs columns = token_inputs(p, e, key_head(p, hv), hv, d);
-  const float bias = channel_bias<K>(p, hv, d);
+  const TokenInputs columns = token_inputs(p, e, key_head(p, hv), d);
   {
+    // load_token_bits with the columns walked by pointer (an add per load, not the offset's multiplies),
+    // the loads predicated on the token's validity.
+    constexpr int kStride = kPrepareThreads / K;
+    const std::byte* q_at = columns.q.at(tid / K);
+    const std::byte* k_at = columns.k.at(tid / K);
     TokenBits bits[kLoads];
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) bits[u] = load_token_bits(columns, e, tid / K + u * kPrepareThreads / K);
+    for (int u = 0; u < kLoads; ++u, q_at += kStride * columns.q.step, k_at += kStride * columns.k.step) {
+      bits[u].valid = tid / K + u * kStride < e.length;
+      if (bits[u].valid) bits[u].q = columns.q.bits_at(q_at), bits[u].k = columns.k.bits_at(k_at);
+    }
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) store_token_inputs<K>(p, bits[u], tid / K + u * kPrepareThreads / K, d, t);
+    for (int u = 0; u < kLoads; ++u) store_token_inputs<K>(p, bits[u], tid / K + u * kStride, d, t);
   }
-  // The gate's polynomials run in a loop of their own, two elements per iteration (two independent
-  // chains; unrolled 16 times the code outgrew the instruction cache).
-#pragma unroll 2
-  for (int i = tid / K; i < kChunk; i += kPrepareThreads / K) activate_gate<K>(p, A, bias, e, i, d, t);
   if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
-  for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) t.akk[at] = 0.0f, t.aqk[at] = 0.0f;
+  static_assert(L::aqk == L::akk + kChunk * kChunk && L::akk % 4 == 0);
+  for (int at = tid; at < 2 * kChunk * kChunk / 4; at += kPrepareThreads)
+    reinterpret_cast<float4*>(t.akk)[at] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  cp_async_wait_all();
   end_phase(1);
 
   // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
@@ -217,18 +276,16 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
                      P.work.decay + slot * K + tid % K);
   end_phase(4);
 
-  // The solve's thread layout (below) and its v loads, issued now so that the off-diagonal blocks hide
-  // their latency: two threads per column of [v | k], lanes l and l + 16 of a warp: column
-  // col = 16 warp + l % 16, half hf = l / 16 keeps rows 8 hf .. 8 hf + 7 of every 16-row block.
-  const int V = static_cast<int>(p.V);
-  const int col = kSubBlock * warp + lane % kSubBlock, hf = lane / kSubBlock;
-  static_assert(2 * kSolveColumns <= kPrepareThreads);
-  auto row_of = [&](int n) { return n / kHalfBlock * kSubBlock + kHalfBlock * hf + n % kHalfBlock; };
-  std::uint32_t x[kChunk / 2];  // the bits of v at rows row_of(n) of column col
-  if (col < V) {
-    const TokenColumn v = token_column(p.v, e, hv, col);
+  // The solve's v, loaded now so that the off-diagonal blocks hide the loads' latency: value channel
+  // vcol = tid % 128 (V <= 128) and tokens value_row(n) = tid / 128 + 4 n.
+  const int V = static_cast<int>(p.V), vcol = tid % kMaxValue;
+  constexpr int kValueLoads = kChunk * kMaxValue / kPrepareThreads;
+  const auto value_row = [&](int n) { return tid / kMaxValue + n * (kPrepareThreads / kMaxValue); };
+  std::uint32_t vbits[kValueLoads];
+  if (vcol < V) {
+    const TokenColumn v = token_column(p.v, e, hv, vcol);
 #pragma unroll
-    for (int n = 0; n < kChunk / 2; ++n) x[n] = value_bits(v, e, row_of(n));
+    for (int n = 0; n < kValueLoads; ++n) vbits[n] = value_bits(v, e, value_row(n));
   }
 
   // Off-diagonal sub-blocks on tensor cores: 24 tasks (row block rb = 1..3 anchored at r = 16 rb,
@@ -265,60 +322,30 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   }
   end_phase(5);
 
-  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), two threads per column
-  // (stage_a::solve_column): each keeps its 8 rows of the current 16-row block in registers; finished
-  // rows wait in xs[i][col], where the warp's other half reads them (the warp alone shares them:
-  // __syncwarp).
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
+  // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then a thread per column (V + K <= 256:
+  // eight warps, the other eight done) with the whole column in registers: forward substitution
+  // (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on another).
   for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)  // Aqk first: its stores drain meanwhile
     P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
   float* const xs = shared + L::xs;
-  if (col < V + K) {  // V + K is a multiple of 32: whole warps
-    if (col < V) {  // v, loaded before the off-diagonal blocks, widened and scaled
+  if (vcol < V) {
 #pragma unroll
-      for (int n = 0; n < kChunk / 2; ++n)
-        xs[row_of(n) * kSolveColumns + col] = value_rhs(p, e, t.beta[row_of(n)], row_of(n), x[n]);
-    } else {
-#pragma unroll 8
-      for (int n = 0; n < kChunk / 2; ++n) xs[row_of(n) * kSolveColumns + col] = t.alpha[row_of(n) * LD + col - V];
-    }
-    __syncwarp();
-#pragma unroll 1
-    for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
-      const int row0 = r0 + kHalfBlock * hf;
-      float xb[kHalfBlock];
+    for (int n = 0; n < kValueLoads; ++n)
+      xs[value_row(n) * kSolveColumns + vcol] = value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]);
+  }
+  for (int at = tid; at < kChunk * K; at += kPrepareThreads)
+    xs[at / K * kSolveColumns + V + at % K] = t.alpha[at / K * LD + at % K];
+  __syncthreads();
+  if (tid < V + K) {
+    float x[kChunk];
 #pragma unroll
-      for (int r = 0; r < kHalfBlock; ++r) xb[r] = xs[(row0 + r) * kSolveColumns + col];
-#pragma unroll 1
-      for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
-        float xc[kSubBlock];
+    for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
+    solve_column(t.akk, x);
+    std::uint16_t* const out = tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
+    const int out_ld = tid < V ? V : K;
 #pragma unroll
-        for (int c = 0; c < kSubBlock; ++c) xc[c] = xs[(c0 + c) * kSolveColumns + col];
-        solve_terms(t.akk, row0, c0, xc, xb);
-      }
-      if (hf == 0) {
-        solve_triangle(t.akk, row0, xb);
-#pragma unroll
-        for (int r = 0; r < kHalfBlock; ++r) xs[(row0 + r) * kSolveColumns + col] = xb[r];
-      }
-      __syncwarp();
-      if (hf == 1) {
-        float xl[kHalfBlock];
-#pragma unroll
-        for (int c = 0; c < kHalfBlock; ++c) xl[c] = xs[(r0 + c) * kSolveColumns + col];
-        solve_terms(t.akk, row0, r0, xl, xb);
-        solve_triangle(t.akk, row0, xb);
-#pragma unroll
-        for (int r = 0; r < kHalfBlock; ++r) xs[(row0 + r) * kSolveColumns + col] = xb[r];
-      }
-#pragma unroll
-      for (int r = 0; r < kHalfBlock; ++r) {
-        if (col < V)
-          P.work.u[(slot * kChunk + row0 + r) * V + col] = access::f32_to_f16(xb[r]);
-        else
-          P.work.w[(slot * kChunk + row0 + r) * K + col - V] = access::f32_to_f16(xb[r]);
-      }
-      __syncwarp();
-    }
+    for (int i = 0; i < kChunk; ++i) out[i * out_ld] = access::f32_to_f16(x[i]);
   }
   if (clocks) end_phase(6);  // the same for the whole block
 }
@@ -330,53 +357,61 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 // (fp32, in its mma accumulators). Eight warps rather than four: each chunk is a chain of dependent
 // products, and two warps per scheduler hide each other's latencies.
 
-template <int K>
+template <int K, bool kSingle>
 struct ScanLayout {  // byte offsets into dynamic shared memory; row strides padded against bank conflicts
   static constexpr int WLD = K + 8;            // halfs: w, qg, kg rows
   static constexpr int ULD = kValueTile + 8;   // halfs: u rows
   static constexpr int ALD = kChunk + 8;       // halfs: Aqk rows
   static constexpr int SLD = kValueTile + 8;   // halfs: S and v_new rows (fp16 operands)
-  static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, kg = qg + 2 * kChunk * WLD,
-                               u = kg + 2 * kChunk * WLD, aqk = u + 2 * kChunk * ULD, decay = aqk + 2 * kChunk * ALD,
-                               buffer = decay + 4 * K;  // one chunk's inputs; two buffers
+  // One chunk's inputs, in the two parts the single-buffered form loads at different times
+  // (scan_kernel): what v_new and qg S read, then what the products after v_new read. Two such
+  // buffers (chunk parity) in the double-buffered form.
+  static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, u = qg + 2 * kChunk * WLD, kg = u + 2 * kChunk * ULD,
+                               aqk = kg + 2 * kChunk * WLD, decay = aqk + 2 * kChunk * ALD, buffer = decay + 4 * K,
+                               buffers = kSingle ? 1 : 2;
   // S and v_new operands, two of each (chunk parity), so that a chunk needs two barriers, not three.
-  static constexpr std::size_t st = 2 * buffer, vnew = st + 2 * 2 * K * SLD, bytes = vnew + 2 * 2 * kChunk * SLD;
-  static_assert(buffer % 16 == 0 && st % 16 == 0, "cp.async needs 16-byte aligned destinations");
+  static constexpr std::size_t st = buffers * buffer, vnew = st + 2 * 2 * K * SLD, bytes = vnew + 2 * 2 * kChunk * SLD;
+  static_assert(kg % 16 == 0 && buffer % 16 == 0, "cp.async needs 16-byte aligned destinations");
 };
 
-// Copies chunk slot's inputs for value tile `tile` into `buffer` (all threads; cp.async, 16 bytes each).
+// The two parts of chunk slot's inputs for value tile `tile` (all threads; cp.async, 16 bytes each):
+// part 0 w, qg and the tile's u; part 1 kg, Aqk and exp(Γlast).
 template <int K>
-__device__ void prefetch_chunk(const ChunkedParams& P, std::int64_t slot, int tile, std::byte* buffer) {
-  using L = ScanLayout<K>;
+__device__ void prefetch_chunk(const ChunkedParams& P, std::int64_t slot, int tile, std::byte* shared, int part) {
+  using L = ScanLayout<K, true>;  // the parts' offsets within a buffer: the same in both forms
   const int tid = static_cast<int>(threadIdx.x);
   const int V = static_cast<int>(P.call.V);
   constexpr int kRowChunks = K / 8;  // 16-byte pieces of a row of K halfs
-  const std::uint16_t* sources[3] = {P.work.w, P.work.qg, P.work.kg};
-  const std::size_t offsets[3] = {L::w, L::qg, L::kg};
-  for (int a = 0; a < 3; ++a) {
-    const std::uint16_t* from = sources[a] + slot * kChunk * K;
+  const auto rows_of = [&](const std::uint16_t* source, std::size_t offset) {
+    const std::uint16_t* from = source + slot * kChunk * K;
     for (int at = tid; at < kChunk * kRowChunks; at += kScanThreads) {
       const int row = at / kRowChunks, piece = at % kRowChunks;
-      cp_async16(buffer + offsets[a] + 2 * row * L::WLD + 16 * piece, from + row * K + 8 * piece);
+      cp_async16(shared + offset + 2 * row * L::WLD + 16 * piece, from + row * K + 8 * piece);
     }
+  };
+  if (part == 0) {
+    rows_of(P.work.w, L::w), rows_of(P.work.qg, L::qg);
+    for (int at = tid; at < kChunk * 4; at += kScanThreads) {  // u: 32 halfs of each row
+      const int row = at / 4, piece = at % 4;
+      cp_async16(shared + L::u + 2 * row * L::ULD + 16 * piece,
+                 P.work.u + (slot * kChunk + row) * V + tile * kValueTile + 8 * piece);
+    }
+    return;
   }
-  for (int at = tid; at < kChunk * 4; at += kScanThreads) {  // u: 32 halfs of each row
-    const int row = at / 4, piece = at % 4;
-    cp_async16(buffer + L::u + 2 * row * L::ULD + 16 * piece,
-               P.work.u + (slot * kChunk + row) * V + tile * kValueTile + 8 * piece);
-  }
+  rows_of(P.work.kg, L::kg);
   for (int at = tid; at < kChunk * 8; at += kScanThreads) {  // Aqk: 64 halfs of each row
     const int row = at / 8, piece = at % 8;
-    cp_async16(buffer + L::aqk + 2 * row * L::ALD + 16 * piece,
+    cp_async16(shared + L::aqk + 2 * row * L::ALD + 16 * piece,
                P.work.aqk + (slot * kChunk + row) * kChunk + 8 * piece);
   }
   for (int at = tid; at < K / 4; at += kScanThreads)
-    cp_async16(buffer + L::decay + 16 * at, P.work.decay + slot * K + 4 * at);
+    cp_async16(shared + L::decay + 16 * at, P.work.decay + slot * K + 4 * at);
 }
 
-template <int K>
-__global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
-  using L = ScanLayout<K>;
+template <int K, bool kSingle>
+__global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
+    scan_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
+  using L = ScanLayout<K, kSingle>;
   constexpr int MT = K / 64;  // 16-row tiles of S per warp
   extern __shared__ __align__(16) std::byte scan_shared[];
   const DecodeParams& p = P.call;
@@ -408,7 +443,10 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
       }
     return;
   }
-  if (first_chunk < end_chunk) prefetch_chunk<K>(P, first_chunk * p.HV + hv, tile, scan_shared);
+  if (first_chunk < end_chunk) {
+    prefetch_chunk<K>(P, first_chunk * p.HV + hv, tile, scan_shared, 0);
+    if constexpr (!kSingle) prefetch_chunk<K>(P, first_chunk * p.HV + hv, tile, scan_shared, 1);
+  }
   cp_async_commit();
 
   // S in the accumulator layout of the state update: element (mt, nt, x) is key channel
@@ -437,20 +475,28 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
   };
   publish_state(st_of(0));
 
-  // Per chunk c (parity c - first_chunk): its inputs, issued one chunk ahead, are waited for; barrier 1
-  // (every thread's copies have landed, the published S is visible, and every warp is done with chunk
-  // c - 1, so the next chunk's inputs may overwrite chunk c - 1's buffer); v_new and qg S; barrier 2
-  // (v_new complete); Aqk v_new, the state update and S published into the other parity's operand.
+  // Per chunk c (parity c - first_chunk): its inputs are waited for; barrier 1 (every thread's copies
+  // have landed, the published S is visible, and every warp is done with chunk c - 1); v_new and qg S;
+  // barrier 2 (v_new complete); Aqk v_new, the state update and S published into the other parity's
+  // operand. Double-buffered, all of chunk c + 1's inputs are issued after barrier 1 into the other
+  // buffer. Single-buffered (two blocks fit an SM), each part is issued as soon as the previous chunk's
+  // is dead: part 1 (kg, Aqk, exp(Γlast)) after barrier 1, waited for before barrier 2; part 0 (w, qg,
+  // u) of chunk c + 1 after barrier 2, waited for before the next barrier 1.
   for (std::int64_t c = first_chunk; c < end_chunk; ++c) {
     const std::int64_t parity = (c - first_chunk) % 2;
-    const std::byte* buffer = scan_shared + parity * L::buffer;
+    const std::byte* buffer = scan_shared + (kSingle ? 0 : parity * L::buffer);
     const __half* st = st_of(parity);
     __half* vnew = vnew_of(parity);
     const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
     cp_async_wait_all();
     __syncthreads();
-    if (c + 1 < end_chunk)
-      prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared + (1 - parity) * L::buffer);
+    if constexpr (kSingle) {
+      prefetch_chunk<K>(P, c * p.HV + hv, tile, scan_shared, 1);
+    } else if (c + 1 < end_chunk) {
+      std::byte* next = scan_shared + (1 - parity) * L::buffer;
+      prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, next, 0),
+          prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, next, 1);
+    }
     cp_async_commit();
 
     if (P.chunk_states.data) {
@@ -499,7 +545,12 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(const __grid_constan
       a_fragment(a, qg, L::WLD, 16 * rb, k0, lane);
       times_k_rows(a, st, L::SLD, k0, col0, lane, o);
     }
-    __syncthreads();  // v_new complete
+    if constexpr (kSingle) cp_async_wait_all();
+    __syncthreads();  // v_new complete (single-buffered: part 1 landed, part 0 read for the last time)
+    if constexpr (kSingle) {
+      if (c + 1 < end_chunk) prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared, 0);
+      cp_async_commit();
+    }
 
     // o += Aqk v_new over the columns j < 16 (rb + 1) (Aqk is 0 above the diagonal).
     {
@@ -558,23 +609,46 @@ cudaError_t prepare_launch(Kernel kernel, std::int64_t blocks, std::size_t share
 }
 
 template <int K>
+cudaError_t launch_gates(const ChunkedParams& params, cudaStream_t stream) {
+  const std::int64_t blocks = params.num_chunks * params.call.HV;
+  if (blocks == 0) return cudaSuccess;
+  if (const cudaError_t e = prepare_launch(gate_kernel<K>, blocks, 0); e != cudaSuccess) return e;
+  gate_kernel<K><<<static_cast<unsigned>(blocks), kGateThreads, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+template <int K>
 cudaError_t launch_prepare(const ChunkedParams& params, cudaStream_t stream) {
   const std::int64_t blocks = params.num_chunks * params.call.HV;
   if (blocks == 0) return cudaSuccess;
+  if (const cudaError_t e = launch_gates<K>(params, stream); e != cudaSuccess) return e;
   if (const cudaError_t e = prepare_launch(prepare_kernel<K>, blocks, PrepareLayout<K>::bytes); e != cudaSuccess)
     return e;
   prepare_kernel<K><<<static_cast<unsigned>(blocks), kPrepareThreads, PrepareLayout<K>::bytes, stream>>>(params);
   return cudaGetLastError();
 }
 
+// Single-buffered when the grid has more blocks than the SMs hold at one block each (or when asked).
 template <int K>
 cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
   const int tiles = static_cast<int>(params.call.V / kValueTile);
   const std::int64_t blocks = params.call.N * params.call.HV * tiles;
   if (blocks == 0) return cudaSuccess;
-  if (const cudaError_t e = prepare_launch(scan_kernel<K>, blocks, ScanLayout<K>::bytes); e != cudaSuccess) return e;
-  scan_kernel<K><<<static_cast<unsigned>(blocks), kScanThreads, ScanLayout<K>::bytes, stream>>>(params, tiles);
-  return cudaGetLastError();
+  bool single = params.scan_buffers == ScanBuffers::single_buffered;
+  if (params.scan_buffers == ScanBuffers::automatic) {
+    int device = 0, sms = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+      return e;
+    single = blocks > sms;
+  }
+  const auto launch = [&](auto kernel, std::size_t bytes) {
+    if (const cudaError_t e = prepare_launch(kernel, blocks, bytes); e != cudaSuccess) return e;
+    kernel<<<static_cast<unsigned>(blocks), kScanThreads, bytes, stream>>>(params, tiles);
+    return cudaGetLastError();
+  };
+  return single ? launch(scan_kernel<K, true>, ScanLayout<K, true>::bytes)
+                : launch(scan_kernel<K, false>, ScanLayout<K, false>::bytes);
 }
 
 void check(cudaError_t e, const char* what) {
@@ -585,10 +659,15 @@ void check(cudaError_t e, const char* what) {
 // K of 64 or 128, V a multiple of the value tile, two stage-A threads per column of [v | k].
 bool launchable(const ChunkedParams& params) {
   const std::int64_t K = params.call.K, V = params.call.V;
-  return (K == 64 || K == 128) && V > 0 && V % kValueTile == 0 && V + K <= kSolveColumns;
+  return (K == 64 || K == 128) && V > 0 && V % kValueTile == 0 && V <= kMaxValue;
 }
 
 }  // namespace
+
+cudaError_t launch_chunked_gates(const ChunkedParams& params, cudaStream_t stream) {
+  if (!launchable(params)) return cudaErrorInvalidValue;
+  return params.call.K == 64 ? launch_gates<64>(params, stream) : launch_gates<128>(params, stream);
+}
 
 cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t stream) {
   if (!launchable(params)) return cudaErrorInvalidValue;

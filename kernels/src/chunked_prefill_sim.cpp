@@ -28,6 +28,28 @@ float mma_chain(int n, SumOrder order, float init, A a, B b) {
 
 std::int64_t slot_of(const ChunkedParams& P, std::int64_t c, std::int64_t hv) { return c * P.call.HV + hv; }
 
+template <int K, GateMode M>
+void gates(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
+  const DecodeParams& p = P.call;
+  const ChunkEntry& e = P.chunks[c];
+  float* alpha = P.work.alpha + slot_of(P, c, hv) * kChunk * K;
+  const float A = gate_A(p, hv);
+  for (int d = 0; d < K; ++d) {
+    const TokenColumn g = token_column(p.g, e, hv, d);
+    const float bias = channel_bias<K>(p, hv, d);
+    for (int i = 0; i < kChunk; ++i) alpha[i * K + d] = gate_alpha<M>(p, A, bias, e, i, gate_bits(g, e, i));
+  }
+}
+
+template <int K>
+void gates(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
+  switch (gate_mode(P.call)) {
+    case GateMode::given: return gates<K, GateMode::given>(P, c, hv);
+    case GateMode::lower_bound: return gates<K, GateMode::lower_bound>(P, c, hv);
+    case GateMode::softplus: return gates<K, GateMode::softplus>(P, c, hv);
+  }
+}
+
 template <int K>
 void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder order) {
   constexpr int LD = kLd<K>;
@@ -37,11 +59,13 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   std::vector<float> akk(kChunk * kChunk, 0.0f), aqk(kChunk * kChunk, 0.0f), segments(2 * kSegments * K);
   const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data(), segments.data()};
 
-  const float A = gate_A(p, hv);
+  const float* gated = P.work.alpha + slot_of(P, c, hv) * kChunk * K;
   for (int d = 0; d < K; ++d) {
-    const TokenInputs columns = token_inputs(p, e, key_head(p, hv), hv, d);
-    for (int i = 0; i < kChunk; ++i)
-      store_token<K>(p, A, channel_bias<K>(p, hv, d), e, load_token_bits(columns, e, i), i, d, t);
+    const TokenInputs columns = token_inputs(p, e, key_head(p, hv), d);
+    for (int i = 0; i < kChunk; ++i) {
+      store_token_inputs<K>(p, load_token_bits(columns, e, i), i, d, t);
+      alpha[i * LD + d] = gated[i * K + d];
+    }
   }
   for (int i = 0; i < kChunk; ++i) beta[i] = load_beta(p, e, hv, i);
   for (float* row : {q.data(), k.data()})
@@ -178,9 +202,9 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder orde
 
 void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::int64_t hv, SumOrder order) {
   if (params.call.K == 64)
-    prepare<64>(params, c, hv, order);
+    gates<64>(params, c, hv), prepare<64>(params, c, hv, order);
   else
-    prepare<128>(params, c, hv, order);
+    gates<128>(params, c, hv), prepare<128>(params, c, hv, order);
 }
 
 void simulate_chunk_scan(const ChunkedParams& params, std::int64_t n, std::int64_t hv, SumOrder order) {

@@ -9,6 +9,7 @@ namespace {
 
 class CudaChunkedKernel final : public Kernel {
  public:
+  explicit CudaChunkedKernel(ScanBuffers scan_buffers) : scan_buffers_(scan_buffers) {}
   std::string name() const override { return "cuda-chunked"; }
   const Capabilities& capabilities() const override { return chunked_capabilities(); }
   const Profile& profile() const override { return profile_strict(); }
@@ -18,13 +19,20 @@ class CudaChunkedKernel final : public Kernel {
       return admitted;
     return run_mirrored(problem, [&](const PayloadAddress& payload) {
       const ChunkedDeviceCall call(problem, payload);  // its workspace outlives the kernel: waited for here
-      return wait_for_kernel(launch_chunked_prefill(call.params(), nullptr));
+      ChunkedParams params = call.params();
+      params.scan_buffers = scan_buffers_;
+      return wait_for_kernel(launch_chunked_prefill(params, nullptr));
     });
   }
+
+ private:
+  ScanBuffers scan_buffers_;
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_cuda_chunked_kernel() { return std::make_unique<CudaChunkedKernel>(); }
+std::unique_ptr<Kernel> make_cuda_chunked_kernel(ScanBuffers scan_buffers) {
+  return std::make_unique<CudaChunkedKernel>(scan_buffers);
+}
 
 }  // namespace kda::kernels

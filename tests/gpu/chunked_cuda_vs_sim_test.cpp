@@ -44,12 +44,11 @@ void expect_close(const char* tensor, DType dtype, const std::vector<double>& cu
     worst = {distance / bound, std::string(tensor) + " rel-RMS " + std::to_string(distance)};
 }
 
-void expect_agreement(const Problem& input, Worst& worst) {
+void expect_agreement(Kernel& cuda, const Problem& input, Worst& worst) {
   SCOPED_TRACE(input.describe());
-  static const auto cuda = make_cuda_chunked_kernel();
   static const auto sim = make_sim_chunked_kernel();
   test::RunPair ran;
-  test::run_against_simulation(*cuda, *sim, input, ran);
+  test::run_against_simulation(cuda, *sim, input, ran);
   if (testing::Test::HasFatalFailure()) return;
   Problem reversed_run = deep_copy(input);
   simulate_chunked_prefill(reversed_run, SumOrder::descending);
@@ -64,14 +63,17 @@ void expect_agreement(const Problem& input, Worst& worst) {
     expect_close("chunk_states", input.chunk_states->dtype(), g.chunk_states, c.chunk_states, r.chunk_states, worst);
 }
 
-class ChunkedCudaVsSim : public testing::Test {
+// Each case under both forms of stage B (the launcher picks by grid size, and these grids are small).
+class ChunkedCudaVsSim : public testing::TestWithParam<ScanBuffers> {
  protected:
   void SetUp() override {
     if (const auto info = hopper_device(); !info.available) GTEST_SKIP() << info.reason;
   }
+  void expect_agreement(const Problem& input, Worst& worst) { kernels::expect_agreement(*cuda_, input, worst); }
+  const std::unique_ptr<Kernel> cuda_ = make_cuda_chunked_kernel(GetParam());
 };
 
-TEST_F(ChunkedCudaVsSim, NamedCases) {
+TEST_P(ChunkedCudaVsSim, NamedCases) {
   Worst worst;
   for (const auto& [name, spec] : test::chunked_named_cases()) {
     SCOPED_TRACE(name);
@@ -83,7 +85,7 @@ TEST_F(ChunkedCudaVsSim, NamedCases) {
 }
 
 // The benchmark's configuration with fp32 output and states: the bound at its tightest (1e-5).
-TEST_F(ChunkedCudaVsSim, BenchmarkConfigurationInFp32) {
+TEST_P(ChunkedCudaVsSim, BenchmarkConfigurationInFp32) {
   ProblemSpec spec = test::benchmark_spec({100, 2000, 37, 900, 1, 1155}, 2);
   spec.output_dtype = DType::f32;
   spec.chunk_states = true;
@@ -94,15 +96,20 @@ TEST_F(ChunkedCudaVsSim, BenchmarkConfigurationInFp32) {
   std::cout << "benchmark configuration: worst distance " << worst.ratio << " of the bound (" << worst.where << ")\n";
 }
 
-TEST_F(ChunkedCudaVsSim, GeneratedCases) {
+TEST_P(ChunkedCudaVsSim, GeneratedCases) {
   constexpr int kCases = 200;
   Worst worst;
-  test::for_each_generated_case(*make_cuda_chunked_kernel(), kCases,
-                                [&](const Problem& p) { expect_agreement(p, worst); });
+  test::for_each_generated_case(*cuda_, kCases, [&](const Problem& p) { expect_agreement(p, worst); });
   if (HasFatalFailure()) return;
   std::cout << kCases << " generated cases: worst distance " << worst.ratio << " of the bound (" << worst.where
             << ")\n";
 }
+
+INSTANTIATE_TEST_SUITE_P(StageB, ChunkedCudaVsSim,
+                         testing::Values(ScanBuffers::double_buffered, ScanBuffers::single_buffered),
+                         [](const auto& param) {
+                           return param.param == ScanBuffers::single_buffered ? "single_buffered" : "double_buffered";
+                         });
 
 }  // namespace
 }  // namespace kda::kernels

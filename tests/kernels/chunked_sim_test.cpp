@@ -130,10 +130,10 @@ TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
     for (std::int64_t v = 0; v < p.V; ++v) ASSERT_EQ(p.o.at({0, t, 0, v}), 0.0) << "token " << t;
 }
 
-// The blocked forward substitution (16-row blocks in halves of 8 rows, a column on two threads: what
-// the kernel and the simulation run) performs the plain double loop's fma's in the plain loop's order:
-// the same bits. Random unit-triangular
-// systems with entries of both signs, so that a reordered sum would round differently.
+// The blocked forward substitution (16-row blocks in halves of 8 rows: what the kernel, a column per
+// thread, and the simulation run) performs the plain double loop's fma's in the plain loop's order: the
+// same bits. Random unit-triangular systems with entries of both signs, so that a reordered sum would
+// round differently.
 TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
   std::mt19937_64 rng(17);
   std::normal_distribution<float> normal(0.0f, 0.3f);

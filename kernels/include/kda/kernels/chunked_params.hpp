@@ -31,9 +31,10 @@ struct ChunkTable {
 ChunkTable make_chunk_table(const Problem& problem);
 
 // Stage A's outputs, per (chunk c, value head hv), element (c * HV + hv) of each array; fp16 bits
-// (every value is bounded: see docs/cuda-prefill.md) except the fp32 decay. Rows past a chunk's
-// length are zero.
+// (every value is bounded: see docs/cuda-prefill.md) except the fp32 decay and alpha. Rows past a
+// chunk's length are zero (alpha: one). alpha is the gate kernel's output and the prepare kernel's input.
 struct ChunkedWorkspace {
+  float* alpha = nullptr;        // [64][K] exp(g)
   std::uint16_t* qg = nullptr;   // [64][K] q exp(Γ), q l2-normalised and scaled
   std::uint16_t* kg = nullptr;   // [64][K] k exp(Γlast - Γ)
   std::uint16_t* w = nullptr;    // [64][K] (I + Akk)^-1 (beta k exp(Γ))
@@ -46,8 +47,14 @@ std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::i
 ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
                                          std::int64_t V);
 
+// Stage B's two forms (docs/cuda-prefill.md): its inputs double-buffered, one block per SM (the
+// shortest chain per chunk, for grids of at most one block per SM), or in one buffer loaded in two
+// parts, two blocks per SM (the throughput of larger grids). automatic: the launcher picks by grid size.
+enum class ScanBuffers : std::uint8_t { automatic, double_buffered, single_buffered };
+
 struct ChunkedParams {
   DecodeParams call;        // the tensors and options; call.split is not used
+  ScanBuffers scan_buffers = ScanBuffers::automatic;
   TensorRef chunk_states;   // strides ordered (chunk, value head, v, k) whatever the layout; absent: no data
   const ChunkEntry* chunks = nullptr;
   const std::int64_t* sequence_chunks = nullptr;

@@ -34,9 +34,11 @@ class ChunkedDeviceCall {
 // Stage A's phases, in order, as ChunkedParams::prepare_phase_clocks times them.
 inline constexpr int kPreparePhases = 6;
 inline constexpr const char* kPreparePhaseNames[kPreparePhases] = {
-    "inputs and gates", "l2norm", "diagonal sub-blocks", "decay chains", "off-diagonal (mma)", "solve and stores"};
+    "inputs", "l2norm", "diagonal sub-blocks", "decay chains", "off-diagonal (mma)", "solve and stores"};
 
-// The two stages, each on `stream`, without synchronizing; both together in order.
+// The two stages, each on `stream`, without synchronizing; both together in order. Stage A is two
+// kernels, the gates and then the prepare kernel; the gates alone (benchmarks) also have their launch.
+cudaError_t launch_chunked_gates(const ChunkedParams& params, cudaStream_t stream);
 cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t stream);
 cudaError_t launch_chunked_scan(const ChunkedParams& params, cudaStream_t stream);
 cudaError_t launch_chunked_prefill(const ChunkedParams& params, cudaStream_t stream);

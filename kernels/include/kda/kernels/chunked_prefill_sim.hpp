@@ -17,7 +17,8 @@ namespace kda::kernels {
 // (the basis of the CUDA-vs-simulation bound).
 enum class SumOrder : std::uint8_t { ascending, descending };
 
-// Stage A for chunk table entry c, value head hv: fills the workspace (host addresses in params).
+// Stage A (the gates, then the rest) for chunk table entry c, value head hv: fills the workspace (host
+// addresses in params).
 void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::int64_t hv, SumOrder order);
 // Stage B for sequence n, value head hv: o, chunk-start states and the final state.
 void simulate_chunk_scan(const ChunkedParams& params, std::int64_t n, std::int64_t hv, SumOrder order);

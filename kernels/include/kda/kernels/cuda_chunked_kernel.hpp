@@ -4,13 +4,15 @@
 // otherwise, like cuda-recurrent, it copies every buffer of the problem to the device in whole (guard
 // bands and gaps included), runs both stages, synchronizes and copies every buffer back in whole, so
 // out-of-bounds writes on the device are caught exactly as on the host. CUDA errors come back as
-// RunOutcome::failed.
+// RunOutcome::failed. `scan_buffers` forces one of stage B's two forms (tests run both; the named
+// kernel lets the launcher choose).
 #include <memory>
 
 #include "kda/kernel.hpp"
+#include "kda/kernels/chunked_params.hpp"
 
 namespace kda::kernels {
 
-std::unique_ptr<Kernel> make_cuda_chunked_kernel();
+std::unique_ptr<Kernel> make_cuda_chunked_kernel(ScanBuffers scan_buffers = ScanBuffers::automatic);
 
 }  // namespace kda::kernels

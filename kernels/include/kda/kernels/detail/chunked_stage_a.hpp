@@ -55,10 +55,17 @@ KDA_HD float gate_A(const DecodeParams& p, std::int64_t hv) {
 }
 
 // g from the raw gate input: as given, or lb * sigmoid(A x) / -A softplus(x) with x = raw + dt_bias.
+// The mode is a template argument as well, so that the gate kernel decides it once, not per element
+// (a branch per element would split its loop into one region per element).
+enum class GateMode : std::uint8_t { given, lower_bound, softplus };
+KDA_HD GateMode gate_mode(const DecodeParams& p) {
+  return !p.gate_in_kernel ? GateMode::given : p.gate_lower_bound ? GateMode::lower_bound : GateMode::softplus;
+}
+template <GateMode M>
 KDA_HD float gate(const DecodeParams& p, float raw, float bias, float A) {
-  if (!p.gate_in_kernel) return raw;
+  if constexpr (M == GateMode::given) return raw;
   const float x = math::add(raw, bias);
-  if (p.gate_lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
+  if constexpr (M == GateMode::lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
   return math::mul(-A, math::softplus(x));
 }
 
@@ -69,8 +76,10 @@ struct TokenColumn {
   const std::byte* base;
   std::int64_t step;
   bool wide;  // fp32 (4 bytes) rather than 2
-  KDA_HD std::uint32_t bits(int i) const {
-    const std::byte* at = base + i * step;
+  KDA_HD std::uint32_t bits(int i) const { return bits_at(at(i)); }
+  KDA_HD const std::byte* at(int i) const { return base + i * step; }
+  // The element at `at` (a kernel that walks the column with a pointer of its own loads through this).
+  KDA_HD std::uint32_t bits_at(const std::byte* at) const {
     return wide ? access::load_raw<std::uint32_t>(at) : access::load_raw<std::uint16_t>(at);
   }
 };
@@ -81,57 +90,51 @@ KDA_HD TokenColumn token_column(const TensorRef& t, const ChunkEntry& c, std::in
 }
 
 // Token i, key channel d of the chunk in two halves, so that the kernel can have many loads in flight
-// before the first value is used: load_token_bits issues the loads (q, k and the gate as stored, from
-// the channel's token_inputs), store_token widens them and stores q, k and alpha = exp(g) into the
-// tiles. Per channel, not per token: the columns, the query/key head h of value head hv and
-// dt_bias[hv, d] (channel_bias), which a kernel thread that keeps one channel computes once. Rows past
-// the chunk's length hold q = k = 0 and alpha = 1 (g = 0): they contribute nothing and decay nothing.
+// before the first value is used: load_token_bits issues the loads (q and k as stored, from the
+// channel's token_inputs), store_token_inputs widens them into the tiles. Per channel, not per token:
+// the columns and the query/key head h of value head hv, which a kernel thread that keeps one channel
+// computes once. Rows past the chunk's length hold q = k = 0: they contribute nothing.
 struct TokenBits {
-  std::uint32_t q = 0, k = 0, g = 0;
+  std::uint32_t q = 0, k = 0;
   bool valid = false;
 };
 struct TokenInputs {
-  TokenColumn q, k, g;
+  TokenColumn q, k;
 };
 
 KDA_HD std::int64_t key_head(const DecodeParams& p, std::int64_t hv) { return hv / (p.HV / p.H); }
 
-template <int K>
-KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
-  return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
+KDA_HD TokenInputs token_inputs(const DecodeParams& p, const ChunkEntry& c, std::int64_t h, int d) {
+  return {token_column(p.q, c, h, d), token_column(p.k, c, h, d)};
 }
-
-KDA_HD TokenInputs token_inputs(const DecodeParams& p, const ChunkEntry& c, std::int64_t h, std::int64_t hv, int d) {
-  return {token_column(p.q, c, h, d), token_column(p.k, c, h, d), token_column(p.g, c, hv, d)};
-}
+// Every chunk has a token, so a row past its length loads the last one instead (never past the tensor)
+// and is marked invalid: no branch around the loads.
+KDA_HD int loadable_token(const ChunkEntry& c, int i) { return i < c.length ? i : c.length - 1; }
 KDA_HD TokenBits load_token_bits(const TokenInputs& in, const ChunkEntry& c, int i) {
-  TokenBits b;
-  b.valid = i < c.length;
-  if (b.valid) b.q = in.q.bits(i), b.k = in.k.bits(i), b.g = in.g.bits(i);
-  return b;
+  const int at = loadable_token(c, i);
+  return {in.q.bits(at), in.k.bits(at), i < c.length};
 }
-
-// store_token in two steps, so that a kernel can widen many elements first and run the gate's
-// polynomials in a loop of its own: store_token_inputs widens q, k and the raw gate (held in the alpha
-// tile; alpha = 1 past the chunk's length), activate_gate turns a held raw gate into alpha = exp(g).
 template <int K>
 KDA_HD void store_token_inputs(const DecodeParams& p, const TokenBits& b, int i, int d, const Tile& t) {
   const int at = i * kLd<K> + d;
   t.q[at] = b.valid ? access::widen_select(p.q.dtype, b.q) : 0.0f;
   t.k[at] = b.valid ? access::widen_select(p.k.dtype, b.k) : 0.0f;
-  t.alpha[at] = b.valid ? access::widen_select(p.g.dtype, b.g) : 1.0f;
 }
+
+// The gates, a stage of their own (the gate kernel, at full occupancy): alpha = exp(g) of token i, key
+// channel d, from the raw gate's bits (loaded through the channel's token_column of g) with g from the
+// in-kernel gate (A = gate_A, bias = channel_bias) or as given; 1 past the chunk's length (g = 0: such
+// rows decay nothing).
 template <int K>
-KDA_HD void activate_gate(const DecodeParams& p, float A, float bias, const ChunkEntry& c, int i, int d,
-                          const Tile& t) {
-  float& alpha = t.alpha[i * kLd<K> + d];
-  if (i < c.length) alpha = math::exp(gate(p, alpha, bias, A));
+KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
+  return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
 }
-template <int K>
-KDA_HD void store_token(const DecodeParams& p, float A, float bias, const ChunkEntry& c, const TokenBits& b, int i,
-                        int d, const Tile& t) {
-  store_token_inputs<K>(p, b, i, d, t);
-  activate_gate<K>(p, A, bias, c, i, d, t);
+KDA_HD std::uint32_t gate_bits(const TokenColumn& g, const ChunkEntry& c, int i) {
+  return g.bits(loadable_token(c, i));
+}
+template <GateMode M>
+KDA_HD float gate_alpha(const DecodeParams& p, float A, float bias, const ChunkEntry& c, int i, std::uint32_t bits) {
+  return math::select(i < c.length, math::exp(gate<M>(p, access::widen_select(p.g.dtype, bits), bias, A)), 1.0f);
 }
 
 // beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).
@@ -145,7 +148,7 @@ KDA_HD float load_beta(const DecodeParams& p, const ChunkEntry& c, std::int64_t 
 // as for the token inputs: value_bits issues the load (from the column's token_column of v), value_rhs
 // widens and scales.
 KDA_HD std::uint32_t value_bits(const TokenColumn& v, const ChunkEntry& c, int i) {
-  return i < c.length ? v.bits(i) : 0u;
+  return v.bits(loadable_token(c, i));
 }
 KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
   const float rhs = math::mul(beta, access::widen_select(p.v.dtype, bits));
@@ -326,10 +329,10 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
 
 // x <- (I + Akk)^-1 x for one column: forward substitution x_i -= sum_{j < i} Akk[i, j] x_j in fp32,
 // one fma per term, j ascending for each row (chunked_sim_test checks these bits against the plain
-// double loop). In half blocks of 8 rows, so that a kernel can run a column on two threads, each
-// keeping 8 rows of every 16-row block in registers: rows row0 .. row0 + 7 (xb) lose the terms of
-// columns c0 .. c0 + N - 1 (xc: their final values) (solve_terms), then their own triangle
-// (solve_triangle). The upper half of a block waits for the lower half's final rows.
+// double loop). In half blocks of 8 rows: rows row0 .. row0 + 7 (xb) lose the terms of columns
+// c0 .. c0 + N - 1 (xc: their final values) (solve_terms), then their own triangle (solve_triangle);
+// the upper half of a block takes the lower half's final rows first. The kernel runs a whole column on
+// one thread, unrolled, the column in registers.
 inline constexpr int kHalfBlock = kSubBlock / 2;
 template <int N>
 KDA_HD void solve_terms(const float* akk, int row0, int c0, const float (&xc)[N], float (&xb)[kHalfBlock]) {
@@ -344,23 +347,29 @@ KDA_HD void solve_triangle(const float* akk, int row0, float (&xb)[kHalfBlock]) 
     KDA_UNROLL
     for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * kChunk + row0 + c], xb[c], xb[r]);
 }
-// The whole column, in the kernel's order.
+// The whole column, in the kernel's order (unrolled on the device, where x lives in registers).
 KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
-  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock)
-    for (int h = 0; h < 2; ++h) {
-      const int row0 = r0 + kHalfBlock * h;
-      float xb[kHalfBlock], xc[kSubBlock], xl[kHalfBlock];
-      for (int r = 0; r < kHalfBlock; ++r) xb[r] = x[row0 + r];
-      for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
-        for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
-        solve_terms(akk, row0, c0, xc, xb);
-      }
-      if (h == 1) {
-        for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
-        solve_terms(akk, row0, r0, xl, xb);
-      }
-      solve_triangle(akk, row0, xb);
-      for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
+  KDA_UNROLL
+  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) KDA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    const int row0 = r0 + kHalfBlock * h;
+    float xb[kHalfBlock], xc[kSubBlock], xl[kHalfBlock];
+    KDA_UNROLL
+    for (int r = 0; r < kHalfBlock; ++r) xb[r] = x[row0 + r];
+    KDA_UNROLL
+    for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+      KDA_UNROLL
+      for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
+      solve_terms(akk, row0, c0, xc, xb);
+    }
+    if (h == 1) {
+      KDA_UNROLL
+      for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
+      solve_terms(akk, row0, r0, xl, xb);
+    }
+    solve_triangle(akk, row0, xb);
+    KDA_UNROLL
+    for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
 }
 

@@ -61,6 +61,28 @@ KDA_HD float sqrt(float a) {
   return std::sqrt(a);
 #endif
 }
+KDA_HD float clamp(float a, float lo, float hi) {  // NaN gives lo
+#if defined(__CUDA_ARCH__)
+  return fminf(fmaxf(a, lo), hi);
+#else
+  return std::fmin(std::fmax(a, lo), hi);
+#endif
+}
+// y / d, IEEE-exact, for operands whose quotient neither overflows nor underflows and d normal (the
+// caller's domain): on the device the division's fast path alone (reciprocal, two Newton steps and
+// the remainder's correction: the result __fdiv_rn gives when its range check passes), without the
+// check and its call to the slow path, which would make every caller a region of its own.
+KDA_HD float div_in_range(float y, float d) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  r = __fmaf_rn(r, __fmaf_rn(-d, r, 1.0f), r);
+  const float q = __fmul_rn(y, r);
+  return __fmaf_rn(r, __fmaf_rn(-d, q, y), q);
+#else
+  return y / d;
+#endif
+}
 KDA_HD float rint(float a) {  // to the nearest integer, ties to even
 #if defined(__CUDA_ARCH__)
   return rintf(a);
@@ -88,6 +110,21 @@ KDA_HD std::uint32_t float_to_bits(float f) {
 }
 KDA_HD bool is_nan(float x) { return x != x; }
 
+// c ? a : b with both sides computed: on the device one selp (inline PTX, so that the compiler cannot
+// turn it back into a branch around the side it would skip, which splits an element-wise loop into one
+// region per element and serialises them), on the host a conditional.
+KDA_HD float select(bool c, float a, float b) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\tselp.f32 %0, %1, %2, p;\n\t}"
+      : "=f"(r)
+      : "f"(a), "f"(b), "r"(static_cast<int>(c)));
+  return r;
+#else
+  return c ? a : b;
+#endif
+}
+
 // p * 2^n for n in [-150, 128]: two exact power-of-two factors, so the product rounds once (into the
 // subnormals too).
 KDA_HD float scale_by_power_of_two(float p, int n) {
@@ -98,13 +135,15 @@ KDA_HD float scale_by_power_of_two(float p, int n) {
 }
 
 // e^x. Cephes expf: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two so n * hi is exact), a degree-7
-// polynomial for e^r, then the exact scaling by 2^n.
+// polynomial for e^r, then the exact scaling by 2^n. Without branches (as softplus and log1p_nonnegative
+// below), so that an element-wise loop over these stays one basic block: the polynomial runs on x
+// clamped into [-103.97, 88.72], and Inf, 0 and NaN are selected for the arguments outside.
 KDA_HD float exp(float x) {
-  if (is_nan(x)) return x;
-  if (x > 88.72283935546875f) return bits_to_float(0x7f800000u);  // above ln(FLT_MAX): +Inf
-  if (x < -103.97208404541015625f) return 0.0f;                   // below ln(smallest subnormal / 2)
-  const float n = rint(mul(x, 1.44269502162933349609375f));
-  float r = fma(n, -0.693359375f, x);
+  constexpr float kAbove = 88.72283935546875f;       // ln(FLT_MAX): +Inf above
+  constexpr float kBelow = -103.97208404541015625f;  // ln(smallest subnormal / 2): 0 below
+  const float inside = clamp(x, kBelow, kAbove);
+  const float n = rint(mul(inside, 1.44269502162933349609375f));
+  float r = fma(n, -0.693359375f, inside);
   r = fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
   p = fma(p, r, 1.3981999507e-3f);
@@ -114,7 +153,9 @@ KDA_HD float exp(float x) {
   p = fma(p, r, 5.0000001201e-1f);
   p = fma(p, mul(r, r), r);
   p = add(p, 1.0f);
-  return scale_by_power_of_two(p, static_cast<int>(n));
+  const float e = scale_by_power_of_two(p, static_cast<int>(n));
+  const float outside = x > kAbove ? bits_to_float(0x7f800000u) : 0.0f;
+  return select(is_nan(x), x, select(x > kAbove || x < kBelow, outside, e));
 }
 
 // ln(x) for finite normal x >= 1 (the only arguments softplus gives it). Cephes logf: x = m 2^e with
@@ -142,19 +183,22 @@ KDA_HD float log_at_least_one(float x) {
   return fma(fe, 0.693359375f, add(f, y));
 }
 
-// ln(1 + y) for y >= 0: ln(u) y / (u - 1) with u = 1 + y rounded, which cancels u's rounding error.
+// ln(1 + y) for 0 <= y < 2^64: ln(u) y / (u - 1) with u = 1 + y rounded, which cancels u's rounding
+// error; y itself where u rounds to 1 (selected: the quotient is then unused). Where it is used,
+// y > 2^-24 and u - 1 >= 2^-23, and the quotient lies in (0.5, 2): div_in_range's domain.
 KDA_HD float log1p_nonnegative(float y) {
   const float u = add(1.0f, y);
-  if (u == 1.0f) return y;
-  return mul(log_at_least_one(u), div(y, sub(u, 1.0f)));
+  const float corrected = mul(log_at_least_one(u), div_in_range(y, sub(u, 1.0f)));
+  return select(u == 1.0f, y, corrected);
 }
 
 KDA_HD float sigmoid(float x) { return div(1.0f, add(1.0f, exp(-x))); }
 
-// softplus with the threshold 20 every peer uses (kda-facts §1).
+// softplus with the threshold 20 every peer uses (kda-facts §1): x itself above it (and for NaN),
+// selected after log1p(e^x) of x clamped to 20.
 KDA_HD float softplus(float x) {
-  if (is_nan(x) || x > 20.0f) return x;
-  return log1p_nonnegative(exp(x));
+  const float below = log1p_nonnegative(exp(x > 20.0f ? 20.0f : x));
+  return select(is_nan(x) || x > 20.0f, x, below);
 }
 
 // fp32 -> bf16 bits, round to nearest even; NaN stays a quiet NaN (as kda::f32_to_bf16).
