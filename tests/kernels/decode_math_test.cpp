@@ -59,6 +59,13 @@ TEST(DecodeMath, EdgeValues) {
   EXPECT_TRUE(std::isnan(exp(std::nanf(""))));
   EXPECT_EQ(softplus(-inf), 0.0f);
   EXPECT_EQ(softplus(25.0f), 25.0f);  // above the threshold 20: the identity
+  EXPECT_EQ(softplus(inf), inf);
+  EXPECT_TRUE(std::isnan(softplus(std::nanf(""))));
+  // The selected special cases (the functions have no branches): where 1 + y rounds to 1, log1p is y.
+  EXPECT_EQ(log1p_nonnegative(0.0f), 0.0f);
+  EXPECT_EQ(log1p_nonnegative(1e-30f), 1e-30f);
+  EXPECT_EQ(log1p_nonnegative(0x1p-24f), 0x1p-24f);
+  EXPECT_EQ(div_in_range(3.0f, 7.0f), 3.0f / 7.0f);
   EXPECT_EQ(sigmoid(-1000.0f), 0.0f);
   EXPECT_EQ(sigmoid(1000.0f), 1.0f);
   EXPECT_EQ(from_bf16_bits(to_bf16_bits(1.00390625f)), 1.0f);  // a tie rounds to even
