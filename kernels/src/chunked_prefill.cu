@@ -288,36 +288,42 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     for (int n = 0; n < kValueLoads; ++n) vbits[n] = value_bits(v, e, value_row(n));
   }
 
-  // Off-diagonal sub-blocks on tensor cores: 24 tasks (row block rb = 1..3 anchored at r = 16 rb,
-  // 8-column tile nt < r / 8, Aqk or Akk), one or two per warp. A = anchored rows r.. r + 15 of q or k,
-  // B[d][j] = kb row (kb_first(r) + 8 nt + j), channel d.
+  // Off-diagonal sub-blocks on tensor cores: 12 tasks, one per warp (row block rb = 1..3 anchored at
+  // r = 16 rb, a pair of 8-column tiles nt, nt + 1 < r / 8, Aqk or Akk), the two tiles' mma chains side
+  // by side on one A fragment. A = anchored rows r.. r + 15 of q or k, B[d][j] = kb row
+  // (kb_first(r) + 8 nt + j), channel d. (24 single-tile tasks left eight warps two chains in a row.)
   {
     const int g = lane / 4, tq = lane % 4;
-    for (int task = warp; task < 24; task += kPrepareThreads / kWarp) {
-      const bool keys = task % 2 == 1;
-      const int pair = task / 2;
-      const int r = pair < 2 ? 16 : pair < 6 ? 32 : 48, nt = pair < 2 ? pair : pair < 6 ? pair - 2 : pair - 6;
+    if (warp < 12) {
+      const bool keys = warp % 2 == 1;
+      const int pair = warp / 2;
+      const int r = pair < 1 ? 16 : pair < 3 ? 32 : 48, nt = 2 * (pair < 1 ? pair : pair < 3 ? pair - 1 : pair - 3);
       const float* a_rows = (keys ? t.k : t.q) + r * LD;
       const float* b_rows = t.kb + (kb_first(r) + 8 * nt) * LD;
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      float acc[2][4] = {};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 8) {
         // The anchored rows are tf32 values already (stage_a::chain_segment).
         const std::uint32_t a[4] = {
             __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
             __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
-        const std::uint32_t b[2] = {__float_as_uint(b_rows[g * LD + k0 + tq]),
-                                    __float_as_uint(b_rows[g * LD + k0 + tq + 4])};
-        mma_tf32(acc, a, b);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const std::uint32_t b[2] = {__float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq]),
+                                      __float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq + 4])};
+          mma_tf32(acc[h], a, b);
+        }
       }
 #pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * nt + 2 * tq + (x & 1);
-        if (keys)
-          t.akk[I * kChunk + J] = math::mul(t.beta[I], acc[x]);
-        else
-          t.aqk[I * kChunk + J] = acc[x];
-      }
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * (nt + h) + 2 * tq + (x & 1);
+          if (keys)
+            t.akk[I * kChunk + J] = math::mul(t.beta[I], acc[h][x]);
+          else
+            t.aqk[I * kChunk + J] = acc[h][x];
+        }
     }
   }
   end_phase(5);
