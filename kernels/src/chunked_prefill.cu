@@ -152,8 +152,9 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
                        beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kChunk,
                        segments = aqk + kChunk * kChunk, tiles = segments + 2 * kSegments * K;
-  // The solve's finished rows, [64][kSolveColumns]: over the q and k tiles, which it no longer reads,
-  // where they are large enough (K = 128), else after the tiles.
+  // The solve's right-hand sides [v | k], [64][kSolveColumns], staged for the threads that take a column
+  // each: over the q and k tiles, which are no longer read then, where they are large enough (K = 128),
+  // else after the tiles.
   static constexpr int xs_size = kChunk * kSolveColumns;
   static constexpr int xs = xs_size <= 2 * kChunk * LD ? q : tiles;
   static constexpr int total = xs == q ? tiles : tiles + xs_size;
