@@ -80,16 +80,18 @@ inline double copy_bandwidth_tb_per_s(int reps) {
   return 2.0 * bytes / (ms * 1e-3) / 1e12;
 }
 
-// A benchmark's command line (`NAME [--json PATH] [--reps N]`, at least 5 reps) and the facts every
-// report starts with: the device, and the copy bandwidth measured now (printed as they are found).
+// A benchmark's command line (`NAME [--json PATH] [--reps N]`, at least 5 reps; `--timing-only` where
+// the benchmark has an accuracy part to skip) and the facts every report starts with: the device, and
+// the copy bandwidth measured now (printed as they are found).
 struct BenchRun {
   std::string json_path, command;
   int reps = 0;
+  bool timing_only = false;
   cudaDeviceProp device{};
   double copy_tb_per_s = 0;
 };
 
-inline BenchRun start_bench(int argc, char** argv, const char* name, int default_reps) {
+inline BenchRun start_bench(int argc, char** argv, const char* name, int default_reps, bool has_accuracy = false) {
   BenchRun run;
   run.reps = default_reps;
   for (int i = 0; i < argc; ++i) run.command += (i ? " " : "") + std::string(argv[i]);
@@ -99,8 +101,11 @@ inline BenchRun start_bench(int argc, char** argv, const char* name, int default
       run.json_path = argv[++i];
     else if (a == "--reps" && i + 1 < argc)
       run.reps = std::max(5, std::atoi(argv[++i]));
+    else if (a == "--timing-only" && has_accuracy)
+      run.timing_only = true;
     else
-      throw std::invalid_argument(std::string("usage: ") + name + " [--json PATH] [--reps N]");
+      throw std::invalid_argument(std::string("usage: ") + name + " [--json PATH] [--reps N]" +
+                                  (has_accuracy ? " [--timing-only]" : ""));
   }
   check(cudaGetDeviceProperties(&run.device, 0), "cudaGetDeviceProperties");
   std::printf("device: %s, %d SMs, L2 %d MB\n", run.device.name, run.device.multiProcessorCount,

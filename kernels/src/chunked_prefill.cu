@@ -30,8 +30,13 @@ constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM; 8 warps hid too little latency)
 constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], a thread each (V + K <= 256)
 constexpr int kMaxValue = 128;        // stage A: V <= 128 (its v loads: a thread per value channel)
-constexpr int kScanThreads = 256;     // stage B: 8 warps, (16-token row block) x (half of the value tile)
-constexpr int kValueTile = 32;        // stage B: value channels per block
+constexpr int kLoaderThreads = kPrepareThreads - kSolveColumns;  // stage A: the next slot's loaders
+template <int K>
+constexpr int kLoaderStride = kLoaderThreads / K;  // stage A: a loader's tokens lie this far apart
+template <int K>
+constexpr int kLoaderTokens = kChunk / kLoaderStride<K>;  // stage A: and it loads this many (32 at K = 128)
+constexpr int kScanThreads = 256;  // stage B: 8 warps, (16-token row block) x (half of the value tile)
+constexpr int kValueTile = 32;     // stage B: value channels per block
 
 // D = A B + D on tensor cores; operands are tf32 bit patterns (fp32 with the low 13 bits zero).
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
@@ -143,8 +148,11 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Stage A, second kernel, the prepare kernel: one block of 512 threads per (chunk c, value head hv),
-// blockIdx.x = c * HV + hv.
+// Stage A, second kernel, the prepare kernel: one block of 512 threads per SM, taking the slots (chunk
+// c, value head hv), slot = c * HV + hv, blockIdx.x, blockIdx.x + gridDim.x, ... The loaders, the
+// threads from kSolveColumns on, issue the next slot's input loads (q and k into registers, alpha by
+// cp.async into its tile) while the other threads solve the current slot's triangular system, so that
+// a slot's inputs are waiting when it starts.
 
 template <int K>
 struct PrepareLayout {  // offsets in floats into dynamic shared memory
@@ -170,191 +178,210 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
                shared + L::beta, shared + L::akk, shared + L::aqk,   shared + L::segments};
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
-  const std::int64_t slot = blockIdx.x, hv = slot % p.HV, c = slot / p.HV;
-  const ChunkEntry e = P.chunks[c];
-  long long* const clocks = P.prepare_phase_clocks ? P.prepare_phase_clocks + blockIdx.x * (kPreparePhases + 1) : nullptr;
-  // A phase ends at the barrier after it, when its last warp arrives. With phase clocks, each warp
-  // notes its arrival and thread 0 keeps the latest. (Thread 0's own clock read after the barrier
-  // booked the wait for a phase's slowest warp to the next phase whenever warp 0 finished early: the
-  // 16:37Z run, once the diagonal blocks gave warp 0 the fewest columns.)
-  __shared__ long long arrivals[kPrepareThreads / kWarp];
-  const auto end_phase = [&](int phase) {
-    if (clocks && lane == 0) arrivals[warp] = clock64();
-    __syncthreads();
-    if (clocks && tid == 0) {
-      long long last = arrivals[0];
-      for (int w = 1; w < kPrepareThreads / kWarp; ++w) last = arrivals[w] > last ? arrivals[w] : last;
-      clocks[phase] = last;
-    }
-  };
-  if (clocks && tid == 0) clocks[0] = clock64();
-
-  // Inputs: alpha (the gate kernel's, copied into its tile by cp.async, 16 bytes a copy), then q and k
-  // per (token, channel), each thread's elements (16 at K = 128) with all their loads in flight before
-  // the first is used; beta per token; Akk and Aqk cleared. A thread keeps one key channel d
-  // (kPrepareThreads is a multiple of K), so its columns are computed once; tokens i = tid / K,
-  // tid / K + kPrepareThreads / K, ...
-  {
-    const float* alpha = P.work.alpha + slot * kChunk * K;
-    for (int at = tid; at < kChunk * K / 4; at += kPrepareThreads)
+  __shared__ long long arrivals[kPrepareThreads / kWarp];  // phase clocks: each warp's arrival
+  // The loaders' part: loader lt keeps key channel lt % K of tokens lt / K + kLoaderStride n. Tokens past
+  // the chunk's length are not loaded: their zero bits widen to the zero rows the later steps need.
+  const bool loader = tid >= kSolveColumns;
+  const int lt = tid - kSolveColumns;
+  std::uint32_t q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
+  const auto issue_inputs = [&](std::int64_t next) {
+    const ChunkEntry en = P.chunks[next / p.HV];
+    const float* alpha = P.work.alpha + next * kChunk * K;
+    for (int at = lt; at < kChunk * K / 4; at += kLoaderThreads)
       cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
     cp_async_commit();
-  }
-  constexpr int kLoads = kChunk * K / kPrepareThreads;
-  static_assert(kPrepareThreads % K == 0 && kChunk * K % kPrepareThreads == 0);
-  const int d = tid % K;
-  const TokenInputs columns = token_inputs(p, e, key_head(p, hv), d);
-  {
-    // load_token_bits with the columns walked by pointer (an add per load, not the offset's multiplies),
-    // the loads predicated on the token's validity.
-    constexpr int kStride = kPrepareThreads / K;
-    const std::byte* q_at = columns.q.at(tid / K);
-    const std::byte* k_at = columns.k.at(tid / K);
-    TokenBits bits[kLoads];
+    // The columns walked by pointer (an add per load, not the offset's multiplies).
+    const TokenInputs columns = token_inputs(p, en, key_head(p, next % p.HV), lt % K);
+    const std::byte* q_at = columns.q.at(lt / K);
+    const std::byte* k_at = columns.k.at(lt / K);
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u, q_at += kStride * columns.q.step, k_at += kStride * columns.k.step) {
-      bits[u].valid = tid / K + u * kStride < e.length;
-      if (bits[u].valid) bits[u].q = columns.q.bits_at(q_at), bits[u].k = columns.k.bits_at(k_at);
+    for (int n = 0; n < kLoaderTokens<K>;
+         ++n, q_at += kLoaderStride<K> * columns.q.step, k_at += kLoaderStride<K> * columns.k.step) {
+      q_bits[n] = k_bits[n] = 0;
+      if (lt / K + n * kLoaderStride<K> < en.length)
+        q_bits[n] = columns.q.bits_at(q_at), k_bits[n] = columns.k.bits_at(k_at);
     }
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) store_token_inputs<K>(p, bits[u], tid / K + u * kStride, d, t);
-  }
-  if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
-  static_assert(L::aqk == L::akk + kChunk * kChunk && L::akk % 4 == 0);
-  for (int at = tid; at < 2 * kChunk * kChunk / 4; at += kPrepareThreads)
-    reinterpret_cast<float4*>(t.akk)[at] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  cp_async_wait_all();
-  end_phase(1);
+  };
+  const std::int64_t slots = P.num_chunks * p.HV;
+  // The first pass (slot < 0) only issues the first slot's loads: one copy of the loads' code (the
+  // kernel must stay within the instruction cache: a kernel of 10 K instructions stalled on fetches).
+  for (std::int64_t slot = static_cast<std::int64_t>(blockIdx.x) - gridDim.x; slot < slots; slot += gridDim.x) {
+    long long* const clocks =
+        P.prepare_phase_clocks && slot >= 0 ? P.prepare_phase_clocks + slot * (kPreparePhases + 1) : nullptr;
+    // A phase ends at the barrier after it, when its last warp arrives. With phase clocks, each warp
+    // notes its arrival and thread 0 keeps the latest. (Thread 0's own clock read after the barrier
+    // booked the wait for a phase's slowest warp to the next phase whenever warp 0 finished early: the
+    // 16:37Z run, once the diagonal blocks gave warp 0 the fewest columns.)
+    const auto end_phase = [&](int phase) {
+      if (clocks && lane == 0) arrivals[warp] = clock64();
+      __syncthreads();
+      if (clocks && tid == 0) {
+        long long last = arrivals[0];
+        for (int w = 1; w < kPrepareThreads / kWarp; ++w) last = arrivals[w] > last ? arrivals[w] : last;
+        clocks[phase] = last;
+      }
+    };
+    if (slot >= 0) {
+      const std::int64_t hv = slot % p.HV;
+      const ChunkEntry e = P.chunks[slot / p.HV];
+      if (clocks && tid == 0) clocks[0] = clock64();
 
-  // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
-  // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
-  static_assert(kPrepareThreads % (4 * kChunk) == 0);
+      // Inputs: the loaders' q and k (issued under the previous slot's solve, or in the first pass) widened
+      // into their tiles, alpha's copy waited for; beta per token; Akk and Aqk cleared.
+      if (loader) {
 #pragma unroll
-  for (int at = tid; at < 2 * 4 * kChunk; at += kPrepareThreads) {
-    const int pass = at / (4 * kChunk), qq = at % 4;
-    float* x = (pass == 0 ? t.q : t.k) + (at % (4 * kChunk) / 4) * LD;
-    float sum = square_sum<K>(x, qq);
-    sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 1));
-    sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 2));
-    scale_quarter<K>(x, qq, norm_factor(sum, pass == 0 ? p.scale : 1.0f, p.l2norm));
-  }
-  end_phase(2);
+        for (int n = 0; n < kLoaderTokens<K>; ++n)
+          store_token_inputs<K>(p, TokenBits{q_bits[n], k_bits[n], true}, lt / K + n * kLoaderStride<K>, lt % K, t);
+      }
+      if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
+      static_assert(L::aqk == L::akk + kChunk * kChunk && L::akk % 4 == 0);
+      for (int at = tid; at < 2 * kChunk * kChunk / 4; at += kPrepareThreads)
+        reinterpret_cast<float4*>(t.akk)[at] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      cp_async_wait_all();
+      end_phase(1);
 
-  // Diagonal sub-blocks: thread (blk, i, part) = (warp % 4, 4 (warp / 4) + lane / 8, lane % 8); the
-  // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them. A warp
-  // walks only the columns j <= its last row (columns j > i leave e alone and are ignored), and each
-  // scheduler (warp % 4) gets one warp of every row group: 10 columns a warp on average, not 16.
-  static_assert(kPrepareThreads == kChunk * kDiagonalParts);
-  {
-    const int blk = warp % 4, rows = 4 * (warp / 4), i = rows + lane / kDiagonalParts, part = lane % kDiagonalParts;
-    constexpr int M = K / kDiagonalParts;
-    float qi[M], ki[M], decay[M];
-    diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, decay);
+      // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
+      // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
+      static_assert(kPrepareThreads % (4 * kChunk) == 0);
+#pragma unroll
+      for (int at = tid; at < 2 * 4 * kChunk; at += kPrepareThreads) {
+        const int pass = at / (4 * kChunk), qq = at % 4;
+        float* x = (pass == 0 ? t.q : t.k) + (at % (4 * kChunk) / 4) * LD;
+        float sum = square_sum<K>(x, qq);
+        sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 1));
+        sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 2));
+        scale_quarter<K>(x, qq, norm_factor(sum, pass == 0 ? p.scale : 1.0f, p.l2norm));
+      }
+      end_phase(2);
+
+      // Diagonal sub-blocks: thread (blk, i, part) = (warp % 4, 4 (warp / 4) + lane / 8, lane % 8); the
+      // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them. A warp
+      // walks only the columns j <= its last row (columns j > i leave e alone and are ignored), and each
+      // scheduler (warp % 4) gets one warp of every row group: 10 columns a warp on average, not 16.
+      static_assert(kPrepareThreads == kChunk * kDiagonalParts);
+      {
+        const int blk = warp % 4, rows = 4 * (warp / 4), i = rows + lane / kDiagonalParts, part = lane % kDiagonalParts;
+        constexpr int M = K / kDiagonalParts;
+        float qi[M], ki[M], decay[M];
+        diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, decay);
 #pragma unroll 1  // one copy of the column's code (instruction cache)
-    for (int j = rows + kWarp / kDiagonalParts - 1; j >= 0; --j) {
-      float sq, sk;
-      diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, part, sq, sk);
+        for (int j = rows + kWarp / kDiagonalParts - 1; j >= 0; --j) {
+          float sq, sk;
+          diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, part, sq, sk);
 #pragma unroll
-      for (int level = 1; level < kDiagonalParts; level *= 2) {
-        sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, level));
-        sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, level));
+          for (int level = 1; level < kDiagonalParts; level *= 2) {
+            sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, level));
+            sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, level));
+          }
+          const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
+          if (part == 0 && j <= i) t.aqk[I * kChunk + J] = sq;
+          if (part == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
+        }
       }
-      const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
-      if (part == 0 && j <= i) t.aqk[I * kChunk + J] = sq;
-      if (part == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
-    }
-  }
-  end_phase(3);
+      end_phase(3);
 
-  // The decay chains, a thread per (key channel d, 16-row segment): each segment's product, then (all
-  // of them known) kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
-  // and exp(Γlast) (stage_a::segment_product, chain_segment).
-  static_assert(kPrepareThreads >= kSegments * K);
-  if (tid < kSegments * K) segment_product<K>(t, tid % K, tid / K);
-  __syncthreads();
-  if (tid < kSegments * K)
-    chain_segment<K>(t, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
-                     P.work.decay + slot * K + tid % K);
-  end_phase(4);
+      // The decay chains, a thread per (key channel d, 16-row segment): each segment's product, then (all
+      // of them known) kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
+      // and exp(Γlast) (stage_a::segment_product, chain_segment).
+      static_assert(kPrepareThreads >= kSegments * K);
+      if (tid < kSegments * K) segment_product<K>(t, tid % K, tid / K);
+      __syncthreads();
+      if (tid < kSegments * K)
+        chain_segment<K>(t, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
+                         P.work.decay + slot * K + tid % K);
+      end_phase(4);
 
-  // The solve's v, loaded now so that the off-diagonal blocks hide the loads' latency: value channel
-  // vcol = tid % 128 (V <= 128) and tokens value_row(n) = tid / 128 + 4 n.
-  const int V = static_cast<int>(p.V), vcol = tid % kMaxValue;
-  constexpr int kValueLoads = kChunk * kMaxValue / kPrepareThreads;
-  const auto value_row = [&](int n) { return tid / kMaxValue + n * (kPrepareThreads / kMaxValue); };
-  std::uint32_t vbits[kValueLoads];
-  if (vcol < V) {
-    const TokenColumn v = token_column(p.v, e, hv, vcol);
+      // The solve's v, loaded now so that the off-diagonal blocks hide the loads' latency: value channel
+      // vcol = tid % 128 (V <= 128) and tokens value_row(n) = tid / 128 + 4 n.
+      const int V = static_cast<int>(p.V), vcol = tid % kMaxValue;
+      constexpr int kValueLoads = kChunk * kMaxValue / kPrepareThreads;
+      const auto value_row = [&](int n) { return tid / kMaxValue + n * (kPrepareThreads / kMaxValue); };
+      std::uint32_t vbits[kValueLoads];
+      if (vcol < V) {
+        const TokenColumn v = token_column(p.v, e, hv, vcol);
 #pragma unroll
-    for (int n = 0; n < kValueLoads; ++n) vbits[n] = value_bits(v, e, value_row(n));
-  }
+        for (int n = 0; n < kValueLoads; ++n) vbits[n] = value_bits(v, e, value_row(n));
+      }
 
-  // Off-diagonal sub-blocks on tensor cores: 12 tasks, one per warp (row block rb = 1..3 anchored at
-  // r = 16 rb, a pair of 8-column tiles nt, nt + 1 < r / 8, Aqk or Akk), the two tiles' mma chains side
-  // by side on one A fragment. A = anchored rows r.. r + 15 of q or k, B[d][j] = kb row
-  // (kb_first(r) + 8 nt + j), channel d. (24 single-tile tasks left eight warps two chains in a row.)
-  {
-    const int g = lane / 4, tq = lane % 4;
-    if (warp < 12) {
-      const bool keys = warp % 2 == 1;
-      const int pair = warp / 2;
-      const int r = pair < 1 ? 16 : pair < 3 ? 32 : 48, nt = 2 * (pair < 1 ? pair : pair < 3 ? pair - 1 : pair - 3);
-      const float* a_rows = (keys ? t.k : t.q) + r * LD;
-      const float* b_rows = t.kb + (kb_first(r) + 8 * nt) * LD;
-      float acc[2][4] = {};
+      // Off-diagonal sub-blocks on tensor cores: 12 tasks, one per warp (row block rb = 1..3 anchored at
+      // r = 16 rb, a pair of 8-column tiles nt, nt + 1 < r / 8, Aqk or Akk), the two tiles' mma chains side
+      // by side on one A fragment. A = anchored rows r.. r + 15 of q or k, B[d][j] = kb row
+      // (kb_first(r) + 8 nt + j), channel d. (24 single-tile tasks left eight warps two chains in a row.)
+      {
+        const int g = lane / 4, tq = lane % 4;
+        if (warp < 12) {
+          const bool keys = warp % 2 == 1;
+          const int pair = warp / 2;
+          const int r = pair < 1 ? 16 : pair < 3 ? 32 : 48, nt = 2 * (pair < 1 ? pair : pair < 3 ? pair - 1 : pair - 3);
+          const float* a_rows = (keys ? t.k : t.q) + r * LD;
+          const float* b_rows = t.kb + (kb_first(r) + 8 * nt) * LD;
+          float acc[2][4] = {};
 #pragma unroll 4
-      for (int k0 = 0; k0 < K; k0 += 8) {
-        // The anchored rows are tf32 values already (stage_a::chain_segment).
-        const std::uint32_t a[4] = {
-            __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
-            __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
+          for (int k0 = 0; k0 < K; k0 += 8) {
+            // The anchored rows are tf32 values already (stage_a::chain_segment).
+            const std::uint32_t a[4] = {
+                __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
+                __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const std::uint32_t b[2] = {__float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq]),
-                                      __float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq + 4])};
-          mma_tf32(acc[h], a, b);
+            for (int h = 0; h < 2; ++h) {
+              const std::uint32_t b[2] = {__float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq]),
+                                          __float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq + 4])};
+              mma_tf32(acc[h], a, b);
+            }
+          }
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) {
+              const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * (nt + h) + 2 * tq + (x & 1);
+              if (keys)
+                t.akk[I * kChunk + J] = math::mul(t.beta[I], acc[h][x]);
+              else
+                t.aqk[I * kChunk + J] = acc[h][x];
+            }
         }
       }
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-          const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * (nt + h) + 2 * tq + (x & 1);
-          if (keys)
-            t.akk[I * kChunk + J] = math::mul(t.beta[I], acc[h][x]);
-          else
-            t.aqk[I * kChunk + J] = acc[h][x];
-        }
-    }
-  }
-  end_phase(5);
+      end_phase(5);
 
-  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
-  // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then a thread per column (V + K <= 256:
-  // eight warps, the other eight done) with the whole column in registers: forward substitution
-  // (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on another).
-  for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)  // Aqk first: its stores drain meanwhile
-    P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
-  float* const xs = shared + L::xs;
-  if (vcol < V) {
+      // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
+      // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then a thread per column (V + K <= 256:
+      // eight warps, while the other eight issue the next slot's loads) with the whole column in registers: forward
+      // substitution (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on
+      // another).
+      for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)  // Aqk first: its stores drain meanwhile
+        P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
+      float* const xs = shared + L::xs;
+      if (vcol < V) {
 #pragma unroll
-    for (int n = 0; n < kValueLoads; ++n)
-      xs[value_row(n) * kSolveColumns + vcol] = value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]);
+        for (int n = 0; n < kValueLoads; ++n)
+          xs[value_row(n) * kSolveColumns + vcol] = value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]);
+      }
+      for (int at = tid; at < kChunk * K; at += kPrepareThreads)
+        xs[at / K * kSolveColumns + V + at % K] = t.alpha[at / K * LD + at % K];
+      __syncthreads();
+      static_assert(kMaxValue + kMaxValue <= kSolveColumns, "no loader solves");
+      if (tid < V + K) {
+        float x[kChunk];
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
+        solve_column(t.akk, x);
+        std::uint16_t* const out =
+            tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
+        const int out_ld = tid < V ? V : K;
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) out[i * out_ld] = access::f32_to_f16(x[i]);
+      }
+    }
+    // Meanwhile the loaders issue the next slot's loads (alpha into its tile, free since the staging).
+    const std::int64_t next = slot + gridDim.x;
+    if (loader && next < slots) {
+      issue_inputs(next);
+    } else {
+#pragma unroll
+      for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = 0;  // so that no register holds them here
+    }
+    end_phase(6);  // the end of the slot: its tiles are free for the next
   }
-  for (int at = tid; at < kChunk * K; at += kPrepareThreads)
-    xs[at / K * kSolveColumns + V + at % K] = t.alpha[at / K * LD + at % K];
-  __syncthreads();
-  if (tid < V + K) {
-    float x[kChunk];
-#pragma unroll
-    for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
-    solve_column(t.akk, x);
-    std::uint16_t* const out = tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
-    const int out_ld = tid < V ? V : K;
-#pragma unroll
-    for (int i = 0; i < kChunk; ++i) out[i * out_ld] = access::f32_to_f16(x[i]);
-  }
-  if (clocks) end_phase(6);  // the same for the whole block
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -381,38 +408,55 @@ struct ScanLayout {  // byte offsets into dynamic shared memory; row strides pad
   static_assert(kg % 16 == 0 && buffer % 16 == 0, "cp.async needs 16-byte aligned destinations");
 };
 
-// The two parts of chunk slot's inputs for value tile `tile` (all threads; cp.async, 16 bytes each):
-// part 0 w, qg and the tile's u; part 1 kg, Aqk and exp(Γlast).
+// A thread's share of a chunk's copies (cp.async, 16 bytes each), the same for every chunk and so
+// computed once: the shared byte offset (within a buffer) and the global element offset (within the
+// slot's array) of its first piece of each array. The [64][K] arrays (w, qg, kg) take kRowCopies pieces
+// a thread, kRowStep rows apart; u (the tile's 32 channels of each row) one; Aqk two, 32 rows apart;
+// exp(Γlast) one for the first K / 4 threads.
 template <int K>
-__device__ void prefetch_chunk(const ChunkedParams& P, std::int64_t slot, int tile, std::byte* shared, int part) {
-  using L = ScanLayout<K, true>;  // the parts' offsets within a buffer: the same in both forms
-  const int tid = static_cast<int>(threadIdx.x);
-  const int V = static_cast<int>(P.call.V);
-  constexpr int kRowChunks = K / 8;  // 16-byte pieces of a row of K halfs
+struct ChunkCopies {
+  static constexpr int kRowPieces = K / 8;  // 16-byte pieces of a row of K halfs
+  static constexpr int kRowCopies = kChunk * kRowPieces / kScanThreads, kRowStep = kScanThreads / kRowPieces;
+  static constexpr int kAqkCopies = kChunk * kChunk / 8 / kScanThreads, kAqkStep = kScanThreads / (kChunk / 8);
+  static_assert(kChunk * kRowPieces % kScanThreads == 0 && kChunk * 4 == kScanThreads && K / 4 <= kScanThreads);
+  int rows_shared, rows_global, u_shared, u_global, aqk_shared, aqk_global;
+  bool decay;
+  __device__ ChunkCopies(int tid, int tile, std::int64_t V) {
+    using L = ScanLayout<K, true>;  // the parts' offsets within a buffer: the same in both forms
+    rows_shared = 2 * (tid / kRowPieces) * L::WLD + 16 * (tid % kRowPieces);
+    rows_global = tid / kRowPieces * K + 8 * (tid % kRowPieces);
+    u_shared = static_cast<int>(L::u) + 2 * (tid / 4) * L::ULD + 16 * (tid % 4);
+    u_global = static_cast<int>(tid / 4 * V) + tile * kValueTile + 8 * (tid % 4);
+    aqk_shared = static_cast<int>(L::aqk) + 2 * (tid / 8) * L::ALD + 16 * (tid % 8);
+    aqk_global = tid / 8 * kChunk + 8 * (tid % 8);
+    decay = tid < K / 4;
+  }
+};
+
+// The two parts of chunk slot's inputs for the block's value tile: part 0 w, qg and the tile's u;
+// part 1 kg, Aqk and exp(Γlast).
+template <int K>
+__device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const ChunkCopies<K>& my, std::int64_t slot,
+                                               std::byte* shared, int part) {
+  using L = ScanLayout<K, true>;
+  using C = ChunkCopies<K>;
   const auto rows_of = [&](const std::uint16_t* source, std::size_t offset) {
-    const std::uint16_t* from = source + slot * kChunk * K;
-    for (int at = tid; at < kChunk * kRowChunks; at += kScanThreads) {
-      const int row = at / kRowChunks, piece = at % kRowChunks;
-      cp_async16(shared + offset + 2 * row * L::WLD + 16 * piece, from + row * K + 8 * piece);
-    }
+    const std::uint16_t* from = source + slot * kChunk * K + my.rows_global;
+    std::byte* to = shared + offset + my.rows_shared;
+#pragma unroll
+    for (int m = 0; m < C::kRowCopies; ++m) cp_async16(to + 2 * m * C::kRowStep * L::WLD, from + m * C::kRowStep * K);
   };
   if (part == 0) {
     rows_of(P.work.w, L::w), rows_of(P.work.qg, L::qg);
-    for (int at = tid; at < kChunk * 4; at += kScanThreads) {  // u: 32 halfs of each row
-      const int row = at / 4, piece = at % 4;
-      cp_async16(shared + L::u + 2 * row * L::ULD + 16 * piece,
-                 P.work.u + (slot * kChunk + row) * V + tile * kValueTile + 8 * piece);
-    }
+    cp_async16(shared + my.u_shared, P.work.u + slot * kChunk * P.call.V + my.u_global);
     return;
   }
   rows_of(P.work.kg, L::kg);
-  for (int at = tid; at < kChunk * 8; at += kScanThreads) {  // Aqk: 64 halfs of each row
-    const int row = at / 8, piece = at % 8;
-    cp_async16(shared + L::aqk + 2 * row * L::ALD + 16 * piece,
-               P.work.aqk + (slot * kChunk + row) * kChunk + 8 * piece);
-  }
-  for (int at = tid; at < K / 4; at += kScanThreads)
-    cp_async16(shared + L::decay + 16 * at, P.work.decay + slot * K + 4 * at);
+  const std::uint16_t* aqk = P.work.aqk + slot * kChunk * kChunk + my.aqk_global;
+#pragma unroll
+  for (int m = 0; m < C::kAqkCopies; ++m)
+    cp_async16(shared + my.aqk_shared + 2 * m * C::kAqkStep * L::ALD, aqk + m * C::kAqkStep * kChunk);
+  if (my.decay) cp_async16(shared + L::decay + 16 * threadIdx.x, P.work.decay + slot * K + 4 * threadIdx.x);
 }
 
 template <int K, bool kSingle>
@@ -450,9 +494,13 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
       }
     return;
   }
+  const ChunkCopies<K> copies(tid, tile, p.V);
+  // The lane's first o element of a chunk's row 0, less the chunk's own offset (its value channels
+  // v0 + value_of(nt, x) for x = 0, 2).
+  const std::int64_t o_column = hv * p.o.stride[2] + (v0 + col0 + 2 * tq) * p.o.stride[3];
   if (first_chunk < end_chunk) {
-    prefetch_chunk<K>(P, first_chunk * p.HV + hv, tile, scan_shared, 0);
-    if constexpr (!kSingle) prefetch_chunk<K>(P, first_chunk * p.HV + hv, tile, scan_shared, 1);
+    prefetch_chunk<K>(P, copies, first_chunk * p.HV + hv, scan_shared, 0);
+    if constexpr (!kSingle) prefetch_chunk<K>(P, copies, first_chunk * p.HV + hv, scan_shared, 1);
   }
   cp_async_commit();
 
@@ -498,11 +546,11 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     cp_async_wait_all();
     __syncthreads();
     if constexpr (kSingle) {
-      prefetch_chunk<K>(P, c * p.HV + hv, tile, scan_shared, 1);
+      prefetch_chunk<K>(P, copies, c * p.HV + hv, scan_shared, 1);
     } else if (c + 1 < end_chunk) {
       std::byte* next = scan_shared + (1 - parity) * L::buffer;
-      prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, next, 0),
-          prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, next, 1);
+      prefetch_chunk<K>(P, copies, (c + 1) * p.HV + hv, next, 0),
+          prefetch_chunk<K>(P, copies, (c + 1) * p.HV + hv, next, 1);
     }
     cp_async_commit();
 
@@ -555,7 +603,7 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     if constexpr (kSingle) cp_async_wait_all();
     __syncthreads();  // v_new complete (single-buffered: part 1 landed, part 0 read for the last time)
     if constexpr (kSingle) {
-      if (c + 1 < end_chunk) prefetch_chunk<K>(P, (c + 1) * p.HV + hv, tile, scan_shared, 0);
+      if (c + 1 < end_chunk) prefetch_chunk<K>(P, copies, (c + 1) * p.HV + hv, scan_shared, 0);
       cp_async_commit();
     }
 
@@ -566,17 +614,14 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
         a_fragment(a, aqk, L::ALD, 16 * rb, j0, lane);
         times_k_rows(a, vnew, L::SLD, j0, col0, lane, o);
       }
+      const std::int64_t at = e.row * p.o.stride[0] + (e.first + row) * p.o.stride[1] + o_column;
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int x = 0; x < 4; x += 2) {
-          const int i = row + (x >= 2 ? 8 : 0);
-          if (i < e.length)
-            access::store_pair(p.o,
-                               e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
-                                   (v0 + value_of(nt, x)) * p.o.stride[3],
-                               o[nt][x], o[nt][x + 1]);
-        }
+        for (int x = 0; x < 4; x += 2)
+          if (row + (x >= 2 ? 8 : 0) < e.length)
+            access::store_pair(p.o, at + nt * 8 * p.o.stride[3] + (x >= 2 ? 8 * p.o.stride[1] : 0), o[nt][x],
+                               o[nt][x + 1]);
     }
 
     // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d] (kg stored [j][d]), B[j][v] = v_new[j][v].
@@ -631,7 +676,12 @@ cudaError_t launch_prepare(const ChunkedParams& params, cudaStream_t stream) {
   if (const cudaError_t e = launch_gates<K>(params, stream); e != cudaSuccess) return e;
   if (const cudaError_t e = prepare_launch(prepare_kernel<K>, blocks, PrepareLayout<K>::bytes); e != cudaSuccess)
     return e;
-  prepare_kernel<K><<<static_cast<unsigned>(blocks), kPrepareThreads, PrepareLayout<K>::bytes, stream>>>(params);
+  int device = 0, sms = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    return e;
+  const auto grid = static_cast<unsigned>(blocks < sms ? blocks : sms);  // one block per SM, slot after slot
+  prepare_kernel<K><<<grid, kPrepareThreads, PrepareLayout<K>::bytes, stream>>>(params);
   return cudaGetLastError();
 }
 

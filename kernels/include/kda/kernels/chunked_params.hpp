@@ -60,9 +60,9 @@ struct ChunkedParams {
   const std::int64_t* sequence_chunks = nullptr;
   std::int64_t num_chunks = 0;
   ChunkedWorkspace work;
-  // Benchmarks only (nullptr otherwise): stage A's block b writes clock64() at its start and at the end
-  // of each phase (its last warp's arrival at the phase's closing barrier), kPreparePhases + 1 values
-  // from b * (kPreparePhases + 1) (chunked_prefill.hpp).
+  // Benchmarks only (nullptr otherwise): stage A writes, for slot s = c * HV + hv, clock64() at the
+  // slot's start and at the end of each phase (its last warp's arrival at the phase's closing barrier),
+  // kPreparePhases + 1 values from s * (kPreparePhases + 1) (chunked_prefill.hpp).
   long long* prepare_phase_clocks = nullptr;
 };
 
