@@ -82,13 +82,23 @@ __device__ __forceinline__ void a_fragment_of_transposed(std::uint32_t (&a)[4], 
                                                          int k0, int lane) {
   ldmatrix_x4_trans(a, tile + (k0 + lane / 16 * 8 + lane % 8) * ld + m0 + lane / 8 % 2 * 8);
 }
+// The f16 B fragments of rows k0 .. k0 + 15, columns n0 .. n0 + 15 of a [k][n] tile: b[0], b[1] for the
+// n-tile of columns n0 .., b[2], b[3] for n0 + 8 ..
+__device__ __forceinline__ void b_fragments(std::uint32_t (&b)[4], const __half* tile, int ld, int k0, int n0,
+                                            int lane) {
+  ldmatrix_x4_trans(b, tile + (k0 + lane / 8 % 2 * 8 + lane % 8) * ld + n0 + lane / 16 * 8);
+}
+// acc[nt] += A B for n-tiles nt = 0, 1, B from b_fragments.
+__device__ __forceinline__ void times_b(const std::uint32_t (&a)[4], const std::uint32_t (&b)[4], float (&acc)[2][4]) {
+  mma_f16(acc[0], a, b[0], b[1]);
+  mma_f16(acc[1], a, b[2], b[3]);
+}
 // acc[nt] += A B for n-tiles nt = 0, 1: B = rows k0 .. k0 + 15, columns n0 .. n0 + 15 of a [k][n] tile.
 __device__ __forceinline__ void times_k_rows(const std::uint32_t (&a)[4], const __half* tile, int ld, int k0, int n0,
                                              int lane, float (&acc)[2][4]) {
   std::uint32_t b[4];
-  ldmatrix_x4_trans(b, tile + (k0 + lane / 8 % 2 * 8 + lane % 8) * ld + n0 + lane / 16 * 8);
-  mma_f16(acc[0], a, b[0], b[1]);
-  mma_f16(acc[1], a, b[2], b[3]);
+  b_fragments(b, tile, ld, k0, n0, lane);
+  times_b(a, b, acc);
 }
 
 // Two fp32 values as a pair of fp16 (round to nearest even, access::f32_to_f16): lo at the lower address.
@@ -573,16 +583,20 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
     const int row = 16 * rb + g;  // this lane's token rows: row and row + 8
 
-    // v_new = u - w S (fp16), rows 16 rb .. + 15; then this warp's qg S of o, which needs no v_new
-    // and so runs while the other warps finish theirs.
+    // v_new = u - w S (fp16), rows 16 rb .. + 15, and this warp's qg S of o, which needs no v_new: one
+    // k-loop, each S fragment loaded once for both products, four independent accumulator chains (each
+    // accumulator's products in the same order as a loop of its own).
     float o[2][4] = {};
     {
       float acc[2][4] = {};
 #pragma unroll 4
       for (int k0 = 0; k0 < K; k0 += 16) {
-        std::uint32_t a[4];
+        std::uint32_t a[4], aq[4], b[4];
         a_fragment(a, w, L::WLD, 16 * rb, k0, lane);
-        times_k_rows(a, st, L::SLD, k0, col0, lane, acc);
+        a_fragment(aq, qg, L::WLD, 16 * rb, k0, lane);
+        b_fragments(b, st, L::SLD, k0, col0, lane);
+        times_b(a, b, acc);
+        times_b(aq, b, o);
       }
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
@@ -593,12 +607,6 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
               f16_pair(math::sub(__half2float(u[i * L::ULD + v]), acc[nt][x]),
                        math::sub(__half2float(u[i * L::ULD + v + 1]), acc[nt][x + 1]));
         }
-    }
-#pragma unroll 4
-    for (int k0 = 0; k0 < K; k0 += 16) {
-      std::uint32_t a[4];
-      a_fragment(a, qg, L::WLD, 16 * rb, k0, lane);
-      times_k_rows(a, st, L::SLD, k0, col0, lane, o);
     }
     if constexpr (kSingle) cp_async_wait_all();
     __syncthreads();  // v_new complete (single-buffered: part 1 landed, part 0 read for the last time)
