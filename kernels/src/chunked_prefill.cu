@@ -668,6 +668,13 @@ cudaError_t prepare_launch(Kernel kernel, std::int64_t blocks, std::size_t share
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
 }
 
+// The current device's SM count: the prepare kernel's grid (a block per SM) and stage B's choice of form.
+cudaError_t sm_count(int& sms) {
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+}
+
 template <int K>
 cudaError_t launch_gates(const ChunkedParams& params, cudaStream_t stream) {
   const std::int64_t blocks = params.num_chunks * params.call.HV;
@@ -679,17 +686,15 @@ cudaError_t launch_gates(const ChunkedParams& params, cudaStream_t stream) {
 
 template <int K>
 cudaError_t launch_prepare(const ChunkedParams& params, cudaStream_t stream) {
-  const std::int64_t blocks = params.num_chunks * params.call.HV;
-  if (blocks == 0) return cudaSuccess;
+  const std::int64_t slots = params.num_chunks * params.call.HV;
+  if (slots == 0) return cudaSuccess;
   if (const cudaError_t e = launch_gates<K>(params, stream); e != cudaSuccess) return e;
+  int sms = 0;
+  if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
+  const std::int64_t blocks = slots < sms ? slots : sms;  // one block per SM, slot after slot
   if (const cudaError_t e = prepare_launch(prepare_kernel<K>, blocks, PrepareLayout<K>::bytes); e != cudaSuccess)
     return e;
-  int device = 0, sms = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
-    return e;
-  const auto grid = static_cast<unsigned>(blocks < sms ? blocks : sms);  // one block per SM, slot after slot
-  prepare_kernel<K><<<grid, kPrepareThreads, PrepareLayout<K>::bytes, stream>>>(params);
+  prepare_kernel<K><<<static_cast<unsigned>(blocks), kPrepareThreads, PrepareLayout<K>::bytes, stream>>>(params);
   return cudaGetLastError();
 }
 
@@ -701,10 +706,8 @@ cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
   if (blocks == 0) return cudaSuccess;
   bool single = params.scan_buffers == ScanBuffers::single_buffered;
   if (params.scan_buffers == ScanBuffers::automatic) {
-    int device = 0, sms = 0;
-    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-    if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
-      return e;
+    int sms = 0;
+    if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
     single = blocks > sms;
   }
   const auto launch = [&](auto kernel, std::size_t bytes) {

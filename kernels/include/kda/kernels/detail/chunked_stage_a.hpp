@@ -350,27 +350,29 @@ KDA_HD void solve_triangle(const float* akk, int row0, float (&xb)[kHalfBlock]) 
 // The whole column, in the kernel's order (unrolled on the device, where x lives in registers).
 KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
   KDA_UNROLL
-  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) KDA_UNROLL
-  for (int h = 0; h < 2; ++h) {
-    const int row0 = r0 + kHalfBlock * h;
-    float xb[kHalfBlock], xc[kSubBlock], xl[kHalfBlock];
+  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
     KDA_UNROLL
-    for (int r = 0; r < kHalfBlock; ++r) xb[r] = x[row0 + r];
-    KDA_UNROLL
-    for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+    for (int h = 0; h < 2; ++h) {
+      const int row0 = r0 + kHalfBlock * h;
+      float xb[kHalfBlock], xc[kSubBlock], xl[kHalfBlock];
       KDA_UNROLL
-      for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
-      solve_terms(akk, row0, c0, xc, xb);
-    }
-    if (h == 1) {
+      for (int r = 0; r < kHalfBlock; ++r) xb[r] = x[row0 + r];
       KDA_UNROLL
-      for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
-      solve_terms(akk, row0, r0, xl, xb);
+      for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+        KDA_UNROLL
+        for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
+        solve_terms(akk, row0, c0, xc, xb);
+      }
+      if (h == 1) {
+        KDA_UNROLL
+        for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
+        solve_terms(akk, row0, r0, xl, xb);
+      }
+      solve_triangle(akk, row0, xb);
+      KDA_UNROLL
+      for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
-    solve_triangle(akk, row0, xb);
-    KDA_UNROLL
-    for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
-    }
+  }
 }
 
 }  // namespace kda::kernels::stage_a
