@@ -106,9 +106,13 @@ __device__ __forceinline__ std::uint32_t f16_pair(float lo, float hi) {
   return static_cast<std::uint32_t>(access::f32_to_f16(lo)) | static_cast<std::uint32_t>(access::f32_to_f16(hi)) << 16;
 }
 
+// 16 bytes from global to shared memory, asynchronously. The .ca form (through L1): Nsight Compute
+// counted the .cg form (LDGSTS.BYPASS) at 10.5 shared-memory wavefronts and 24 L2 sectors per warp copy
+// of 512 contiguous bytes, the .ca form at the ideal 4 and 16, and stage B at 1 x 8192 went from 0.313
+// to 0.286 ms (run of 22:13Z).
 __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
   const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
@@ -130,14 +134,20 @@ __device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t h
   const TokenColumn g = token_column(p.g, e, hv, d);
   constexpr int kStep = kGateThreads / K, kGroup = 4;
   static_assert(kGateThreads % K == 0 && kChunk % (kStep * kGroup) == 0);
+  // The column walked by pointer (an add per load, not the offset's 64-bit multiplies); a token past the
+  // length loads the last one instead (a select of the address: gate_alpha selects 1 for such a token
+  // whatever its bits, and a load under a condition became a branch around it).
+  const std::byte* at = g.at(tid / K);
+  const std::byte* const last = g.at(e.length - 1);
+  const std::int64_t step = kStep * g.step;
+  float* out = alpha + tid / K * K + d;
 #pragma unroll 1
   for (int i0 = tid / K; i0 < kChunk; i0 += kStep * kGroup) {
     std::uint32_t bits[kGroup];
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n) bits[n] = gate_bits(g, e, i0 + kStep * n);
+    for (int n = 0; n < kGroup; ++n, at += step) bits[n] = g.bits_at(i0 + kStep * n < e.length ? at : last);
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n)
-      alpha[(i0 + kStep * n) * K + d] = gate_alpha<M>(p, A, bias, e, i0 + kStep * n, bits[n]);
+    for (int n = 0; n < kGroup; ++n, out += kStep * K) *out = gate_alpha<M>(p, A, bias, e, i0 + kStep * n, bits[n]);
   }
 }
 
@@ -164,12 +174,17 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // cp.async into its tile) while the other threads solve the current slot's triangular system, so that
 // a slot's inputs are waiting when it starts.
 
+// Akk's and Aqk's row stride in shared memory, and Aqk's offset past Akk's end: the diagonal step's
+// stores of rows r .. r + 3 of both, one column, land in eight different banks (and the off-diagonal
+// step's, rows g = 0 .. 7, in two ways rather than eight); the solve reads a row with a broadcast.
+constexpr int kAld = kChunk + 4, kAqkGap = 16;
+
 template <int K>
 struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int LD = kLd<K>;
   static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
-                       beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kChunk,
-                       segments = aqk + kChunk * kChunk, tiles = segments + 2 * kSegments * K;
+                       beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kAld + kAqkGap,
+                       segments = aqk + kChunk * kAld, tiles = segments + 2 * kSegments * K;
   // The solve's right-hand sides [v | k], [64][kSolveColumns], staged for the threads that take a column
   // each: over the q and k tiles, which are no longer read then, where they are large enough (K = 128),
   // else after the tiles.
@@ -244,8 +259,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           store_token_inputs<K>(p, TokenBits{q_bits[n], k_bits[n], true}, lt / K + n * kLoaderStride<K>, lt % K, t);
       }
       if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
-      static_assert(L::aqk == L::akk + kChunk * kChunk && L::akk % 4 == 0);
-      for (int at = tid; at < 2 * kChunk * kChunk / 4; at += kPrepareThreads)
+      static_assert(L::segments - L::akk == 2 * kChunk * kAld + kAqkGap && L::akk % 4 == 0 && kAqkGap % 4 == 0);
+      for (int at = tid; at < (L::segments - L::akk) / 4; at += kPrepareThreads)
         reinterpret_cast<float4*>(t.akk)[at] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       cp_async_wait_all();
       end_phase(1);
@@ -264,28 +279,35 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
       end_phase(2);
 
-      // Diagonal sub-blocks: thread (blk, i, part) = (warp % 4, 4 (warp / 4) + lane / 8, lane % 8); the
-      // eight parts of a row meet through three butterfly shuffles as stage_a::add_parts adds them. A warp
-      // walks only the columns j <= its last row (columns j > i leave e alone and are ignored), and each
-      // scheduler (warp % 4) gets one warp of every row group: 10 columns a warp on average, not 16.
-      static_assert(kPrepareThreads == kChunk * kDiagonalParts);
+      // Diagonal sub-blocks: thread (blk, h, part) = (warp % 4, 2 (warp / 4) + lane / 16, lane % 16) keeps rows
+      // 2h and 2h + 1 (one load of each column for both). A warp walks only the columns j <= its last row
+      // (columns j > a row leave its e alone and are ignored), and each scheduler (warp % 4) gets one warp of
+      // every row group: 10 columns a warp on average, not 16. The sixteen parts of a row's four sums (Aqk
+      // and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them: the first two
+      // levels halve the values a lane keeps (lane bit 0 picks the row, bit 1 Aqk or Akk), the last two add
+      // the one left, so that lane (part) 2 row + which holds a sum when the walk reaches its store.
+      static_assert(kPrepareThreads == kChunk / 2 * kDiagonalParts && kDiagonalParts == 16);
       {
-        const int blk = warp % 4, rows = 4 * (warp / 4), i = rows + lane / kDiagonalParts, part = lane % kDiagonalParts;
-        constexpr int M = K / kDiagonalParts;
-        float qi[M], ki[M], decay[M];
-        diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, decay);
+        const int blk = warp % 4, rows = 4 * (warp / 4), i0 = rows + 2 * (lane / kDiagonalParts),
+                  part = lane % kDiagonalParts;
+        DiagonalRows<K, 2> x;
+        diagonal_row<K>(t, kSubBlock * blk + i0, part, 0, x);
+        diagonal_row<K>(t, kSubBlock * blk + i0 + 1, part, 1, x);
+        const bool row_bit = part & 1, akk_bit = part & 2;
+        const int I = kSubBlock * blk + i0 + row_bit;
 #pragma unroll 1  // one copy of the column's code (instruction cache)
-        for (int j = rows + kWarp / kDiagonalParts - 1; j >= 0; --j) {
-          float sq, sk;
-          diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, decay, part, sq, sk);
-#pragma unroll
-          for (int level = 1; level < kDiagonalParts; level *= 2) {
-            sq = math::add(sq, __shfl_xor_sync(kFullMask, sq, level));
-            sk = math::add(sk, __shfl_xor_sync(kFullMask, sk, level));
-          }
-          const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
-          if (part == 0 && j <= i) t.aqk[I * kChunk + J] = sq;
-          if (part == 0 && j < i) t.akk[I * kChunk + J] = math::mul(t.beta[I], sk);
+        for (int j = rows + 3; j >= 0; --j) {
+          const bool decays[2] = {j < i0, j < i0 + 1};
+          float sq[2], sk[2];
+          diagonal_column<K>(t, kSubBlock * blk + j, decays, part, x, sq, sk);
+          const float w0 = math::add(row_bit ? sq[1] : sq[0], __shfl_xor_sync(kFullMask, row_bit ? sq[0] : sq[1], 1));
+          const float w1 = math::add(row_bit ? sk[1] : sk[0], __shfl_xor_sync(kFullMask, row_bit ? sk[0] : sk[1], 1));
+          float z = math::add(akk_bit ? w1 : w0, __shfl_xor_sync(kFullMask, akk_bit ? w0 : w1, 2));
+          z = math::add(z, __shfl_xor_sync(kFullMask, z, 4));
+          z = math::add(z, __shfl_xor_sync(kFullMask, z, 8));
+          const int J = kSubBlock * blk + j;
+          if (part < 4 && !akk_bit && J <= I) t.aqk[I * kAld + J] = z;
+          if (part < 4 && akk_bit && J < I) t.akk[I * kAld + J] = math::mul(t.beta[I], z);
         }
       }
       end_phase(3);
@@ -345,9 +367,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
             for (int x = 0; x < 4; ++x) {
               const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * (nt + h) + 2 * tq + (x & 1);
               if (keys)
-                t.akk[I * kChunk + J] = math::mul(t.beta[I], acc[h][x]);
+                t.akk[I * kAld + J] = math::mul(t.beta[I], acc[h][x]);
               else
-                t.aqk[I * kChunk + J] = acc[h][x];
+                t.aqk[I * kAld + J] = acc[h][x];
             }
         }
       }
@@ -358,8 +380,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // eight warps, while the other eight issue the next slot's loads) with the whole column in registers: forward
       // substitution (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on
       // another).
-      for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads)  // Aqk first: its stores drain meanwhile
-        P.work.aqk[slot * kChunk * kChunk + at] = access::f32_to_f16(t.aqk[at]);
+      static_assert(kPrepareThreads % kChunk == 0);
+      for (int row = tid / kChunk; row < kChunk;
+           row += kPrepareThreads / kChunk)  // Aqk first: its stores drain meanwhile
+        P.work.aqk[(slot * kChunk + row) * kChunk + tid % kChunk] =
+            access::f32_to_f16(t.aqk[row * kAld + tid % kChunk]);
       float* const xs = shared + L::xs;
       if (vcol < V) {
 #pragma unroll
@@ -374,7 +399,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         float x[kChunk];
 #pragma unroll
         for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
-        solve_column(t.akk, x);
+        solve_column<kAld>(t.akk, x);
         std::uint16_t* const out =
             tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
         const int out_ld = tid < V ? V : K;

@@ -36,8 +36,9 @@ struct Tile {
   float* alpha;  // [64][ld]: exp(g); then beta k exp(Γ), the right-hand side of w
   float* kb;     // [kAnchoredRows][ld]: k_j exp(Γr - Γj) for each anchor r and j < r
   float* beta;   // [64]
-  float* akk;    // [64][64]: beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
-  float* aqk;    // [64][64]: q_i . k_j exp(Γi - Γj), j <= i; else 0
+  // Akk and Aqk: [64][64], rows 64 floats apart in the simulation (the kernel pads them: kAld).
+  float* akk;       // beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
+  float* aqk;       // q_i . k_j exp(Γi - Γj), j <= i; else 0
   float* segments;  // [2][4][K]: per 16-row segment and key channel, its decay product; its first alpha
 };
 
@@ -174,18 +175,22 @@ KDA_HD void scale_quarter(float* x, int qq, float factor) {
 }
 
 // Diagonal sub-block `blk`, row I = 16 blk + i, split over kDiagonalParts threads by channel: part p
-// keeps channels d = 32 (m / 4) + 4 p + m % 4, m < K / 8 (groups of four, so that a kernel loads them
-// with one 16-byte access and the eight parts' groups are 128 contiguous bytes): for every column
+// keeps channels d = 64 (m / 4) + 4 p + m % 4, m < K / 16 (groups of four, so that a kernel loads them
+// with one 16-byte access and the sixteen parts' groups are 256 contiguous bytes): for every column
 // J = 16 blk + j with j <= i, the part's share of q_I . k_J exp(ΓI - ΓJ) and k_I . k_J exp(ΓI - ΓJ),
 // each an fma chain in m order, with exp(ΓI - ΓJ) = alpha_{J+1} ... alpha_I built column by column from
 // j = i down (entries j > i are left as computed and must be ignored). The row's q and k stay in
-// registers; per column only k_J and alpha_{J+1} are loaded. The parts then add as a tree,
-// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) (add_parts; the kernel's three butterfly shuffles).
-inline constexpr int kDiagonalParts = 8;
+// registers; per column only k_J and alpha_{J+1} are loaded, once for all the rows a thread keeps (the
+// kernel keeps two: half the shared-memory traffic of one, which bound this step). The parts then add
+// as a tree, pairs first (add_parts; the kernel's butterfly shuffles).
+inline constexpr int kDiagonalParts = 16;
 
 KDA_HD float add_parts(const float (&s)[kDiagonalParts]) {
-  return math::add(math::add(math::add(s[0], s[1]), math::add(s[2], s[3])),
-                   math::add(math::add(s[4], s[5]), math::add(s[6], s[7])));
+  float level[kDiagonalParts];
+  for (int p = 0; p < kDiagonalParts; ++p) level[p] = s[p];
+  for (int n = kDiagonalParts / 2; n >= 1; n /= 2)
+    for (int p = 0; p < n; ++p) level[p] = math::add(level[2 * p], level[2 * p + 1]);
+  return level[0];
 }
 
 // Four consecutive floats from a 16-byte aligned address (one 16-byte load on the device).
@@ -199,54 +204,67 @@ KDA_HD void load4(const float* at, float* x) {
 }
 KDA_HD int diagonal_channel(int part, int group) { return 4 * kDiagonalParts * group + 4 * part; }
 
-// One column j of row i's diagonal sub-block (walked j = 15, 14, ..., 0): e (the running decay
-// alpha_{j+1} ... alpha_i of the part's channels) steps one token, then the part's partial sums of
-// q_i k_j e and k_i k_j e over its channels in m order.
-template <int K>
-KDA_HD void diagonal_column(const Tile& t, int J, bool decays, const float (&qi)[K / kDiagonalParts],
-                            const float (&ki)[K / kDiagonalParts], float (&e)[K / kDiagonalParts], int part, float& sq,
-                            float& sk) {
+// A part's channels of R rows of one diagonal sub-block (the rows' q and k, and their running decays).
+template <int K, int R>
+struct DiagonalRows {
+  static constexpr int M = K / kDiagonalParts;
+  float q[R][M], k[R][M], e[R][M];
+};
+
+// Row `row` of the rows: q_I and k_I of the part's channels, e = 1.
+template <int K, int R>
+KDA_HD void diagonal_row(const Tile& t, int I, int part, int row, DiagonalRows<K, R>& x) {
   constexpr int M = K / kDiagonalParts, LD = kLd<K>;
-  sq = 0.0f, sk = 0.0f;
+  KDA_UNROLL
+  for (int m0 = 0; m0 < M; m0 += 4) {
+    load4(&t.q[I * LD + diagonal_channel(part, m0 / 4)], &x.q[row][m0]);
+    load4(&t.k[I * LD + diagonal_channel(part, m0 / 4)], &x.k[row][m0]);
+  }
+  KDA_UNROLL
+  for (int m = 0; m < M; ++m) x.e[row][m] = 1.0f;
+}
+
+// One column J of the rows' diagonal sub-block (walked j = 15, 14, ..., 0), row r decaying when
+// decays[r] (J < its row; no row decays unless the last does): each decaying row's e (the running decay
+// alpha_{J+1} ... alpha_I of the part's channels) steps one token, then each row's partial sums of
+// q_I k_J e and k_I k_J e over the part's channels in m order.
+template <int K, int R>
+KDA_HD void diagonal_column(const Tile& t, int J, const bool (&decays)[R], int part, DiagonalRows<K, R>& x,
+                            float (&sq)[R], float (&sk)[R]) {
+  constexpr int M = K / kDiagonalParts, LD = kLd<K>;
+  KDA_UNROLL
+  for (int r = 0; r < R; ++r) sq[r] = 0.0f, sk[r] = 0.0f;
   KDA_UNROLL
   for (int m0 = 0; m0 < M; m0 += 4) {
     float a[4] = {}, k[4];
-    if (decays) load4(&t.alpha[(J + 1) * LD + diagonal_channel(part, m0 / 4)], a);  // J + 1 < 64 then
+    if (decays[R - 1]) load4(&t.alpha[(J + 1) * LD + diagonal_channel(part, m0 / 4)], a);  // J + 1 < 64 then
     load4(&t.k[J * LD + diagonal_channel(part, m0 / 4)], k);
     KDA_UNROLL
     for (int c = 0; c < 4; ++c) {
       const int m = m0 + c;
-      if (decays) e[m] = math::mul(e[m], a[c]);
-      const float x = math::mul(k[c], e[m]);
-      sq = math::fma(qi[m], x, sq);
-      sk = math::fma(ki[m], x, sk);
+      KDA_UNROLL
+      for (int r = 0; r < R; ++r) {
+        if (decays[r]) x.e[r][m] = math::mul(x.e[r][m], a[c]);
+        const float y = math::mul(k[c], x.e[r][m]);
+        sq[r] = math::fma(x.q[r][m], y, sq[r]);
+        sk[r] = math::fma(x.k[r][m], y, sk[r]);
+      }
     }
   }
-}
-
-// Row I of a diagonal sub-block, part `part`: q_I and k_I of the part's channels, e = 1.
-template <int K>
-KDA_HD void diagonal_row(const Tile& t, int I, int part, float (&qi)[K / kDiagonalParts],
-                         float (&ki)[K / kDiagonalParts], float (&e)[K / kDiagonalParts]) {
-  constexpr int M = K / kDiagonalParts, LD = kLd<K>;
-  KDA_UNROLL
-  for (int m0 = 0; m0 < M; m0 += 4) {
-    load4(&t.q[I * LD + diagonal_channel(part, m0 / 4)], &qi[m0]);
-    load4(&t.k[I * LD + diagonal_channel(part, m0 / 4)], &ki[m0]);
-  }
-  KDA_UNROLL
-  for (int m = 0; m < M; ++m) e[m] = 1.0f;
 }
 
 // The part's partial sums of every column of row i's diagonal sub-block (I = 16 blk + i), aq[j] and ak[j].
 template <int K>
 KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&aq)[kSubBlock],
                               float (&ak)[kSubBlock]) {
-  constexpr int M = K / kDiagonalParts;
-  float qi[M], ki[M], e[M];
-  diagonal_row<K>(t, kSubBlock * blk + i, part, qi, ki, e);
-  for (int j = kSubBlock - 1; j >= 0; --j)
-    diagonal_column<K>(t, kSubBlock * blk + j, j < i, qi, ki, e, part, aq[j], ak[j]);
+  DiagonalRows<K, 1> x;
+  diagonal_row<K>(t, kSubBlock * blk + i, part, 0, x);
+  for (int j = kSubBlock - 1; j >= 0; --j) {
+    const bool decays[1] = {j < i};
+    float sq[1], sk[1];
+    diagonal_column<K>(t, kSubBlock * blk + j, decays, part, x, sq, sk);
+    aq[j] = sq[0], ak[j] = sk[0];
+  }
 }
 
 // fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
@@ -289,9 +307,15 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
   constexpr int LD = kLd<K>;
   const int r = kSubBlock * seg;
   auto total = [&](int s) { return t.segments[s * K + d]; };
+  // A fixed trip count, the segment's own products selected: a kernel's loops over seg would be
+  // run-time loops (unrolled with remainders: hundreds of instructions for at most three products).
   float before = 1.0f, after = 1.0f;
-  for (int s = 0; s < seg; ++s) before = math::mul(before, total(s));
-  for (int s = kSegments - 1; s > seg; --s) after = math::mul(after, total(s));
+  KDA_UNROLL
+  for (int s = 0; s < kSegments; ++s)
+    if (s < seg) before = math::mul(before, total(s));
+  KDA_UNROLL
+  for (int s = kSegments - 1; s >= 0; --s)
+    if (s > seg) after = math::mul(after, total(s));
   // Downward: kg and the anchored keys of the segment's rows.
   // F of anchor r' = 16 (a + 1), for a >= seg (compile-time indices: a kernel keeps them in registers).
   float anchor[kSegments - 1];
@@ -334,20 +358,23 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
 // the upper half of a block takes the lower half's final rows first. The kernel runs a whole column on
 // one thread, unrolled, the column in registers.
 inline constexpr int kHalfBlock = kSubBlock / 2;
-template <int N>
+template <int LD, int N>
 KDA_HD void solve_terms(const float* akk, int row0, int c0, const float (&xc)[N], float (&xb)[kHalfBlock]) {
   KDA_UNROLL
   for (int r = 0; r < kHalfBlock; ++r)
     KDA_UNROLL
-    for (int c = 0; c < N; ++c) xb[r] = math::fma(-akk[(row0 + r) * kChunk + c0 + c], xc[c], xb[r]);
+  for (int c = 0; c < N; ++c) xb[r] = math::fma(-akk[(row0 + r) * LD + c0 + c], xc[c], xb[r]);
 }
+template <int LD>
 KDA_HD void solve_triangle(const float* akk, int row0, float (&xb)[kHalfBlock]) {
   KDA_UNROLL
   for (int r = 1; r < kHalfBlock; ++r)
     KDA_UNROLL
-    for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * kChunk + row0 + c], xb[c], xb[r]);
+  for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * LD + row0 + c], xb[c], xb[r]);
 }
-// The whole column, in the kernel's order (unrolled on the device, where x lives in registers).
+// The whole column, in the kernel's order (unrolled on the device, where x lives in registers); Akk's
+// rows LD floats apart.
+template <int LD = kChunk>
 KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
   KDA_UNROLL
   for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
@@ -361,14 +388,14 @@ KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
       for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
         KDA_UNROLL
         for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
-        solve_terms(akk, row0, c0, xc, xb);
+        solve_terms<LD>(akk, row0, c0, xc, xb);
       }
       if (h == 1) {
         KDA_UNROLL
         for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
-        solve_terms(akk, row0, r0, xl, xb);
+        solve_terms<LD>(akk, row0, r0, xl, xb);
       }
-      solve_triangle(akk, row0, xb);
+      solve_triangle<LD>(akk, row0, xb);
       KDA_UNROLL
       for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
