@@ -174,10 +174,9 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // cp.async into its tile) while the other threads solve the current slot's triangular system, so that
 // a slot's inputs are waiting when it starts.
 
-// Akk's and Aqk's row stride in shared memory, and Aqk's offset past Akk's end: the diagonal step's
-// stores of rows r .. r + 3 of both, one column, land in eight different banks (and the off-diagonal
-// step's, rows g = 0 .. 7, in two ways rather than eight); the solve reads a row with a broadcast.
-constexpr int kAld = kChunk + 4, kAqkGap = 16;
+// Aqk's offset past Akk's end (Akk and Aqk rows kAld apart): the diagonal step's stores of one column of
+// rows r .. r + 3 of both then land in eight different banks.
+constexpr int kAqkGap = 16;
 
 template <int K>
 struct PrepareLayout {  // offsets in floats into dynamic shared memory
@@ -285,7 +284,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // every row group: 10 columns a warp on average, not 16. The sixteen parts of a row's four sums (Aqk
       // and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them: the first two
       // levels halve the values a lane keeps (lane bit 0 picks the row, bit 1 Aqk or Akk), the last two add
-      // the one left, so that lane (part) 2 row + which holds a sum when the walk reaches its store.
+      // the one left: part 2 r + a (r the row, a = 1 for Akk) of 0 .. 3 holds a sum when the walk reaches its
+      // store.
       static_assert(kPrepareThreads == kChunk / 2 * kDiagonalParts && kDiagonalParts == 16);
       {
         const int blk = warp % 4, rows = 4 * (warp / 4), i0 = rows + 2 * (lane / kDiagonalParts),
@@ -380,9 +380,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // eight warps, while the other eight issue the next slot's loads) with the whole column in registers: forward
       // substitution (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on
       // another).
+      // Aqk first: its stores drain meanwhile.
       static_assert(kPrepareThreads % kChunk == 0);
-      for (int row = tid / kChunk; row < kChunk;
-           row += kPrepareThreads / kChunk)  // Aqk first: its stores drain meanwhile
+      for (int row = tid / kChunk; row < kChunk; row += kPrepareThreads / kChunk)
         P.work.aqk[(slot * kChunk + row) * kChunk + tid % kChunk] =
             access::f32_to_f16(t.aqk[row * kAld + tid % kChunk]);
       float* const xs = shared + L::xs;
@@ -399,7 +399,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         float x[kChunk];
 #pragma unroll
         for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
-        solve_column<kAld>(t.akk, x);
+        solve_column(t.akk, x);
         std::uint16_t* const out =
             tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
         const int out_ld = tid < V ? V : K;

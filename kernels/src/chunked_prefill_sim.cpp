@@ -56,7 +56,7 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   const DecodeParams& p = P.call;
   const ChunkEntry& e = P.chunks[c];
   std::vector<float> q(kChunk * LD), k(kChunk * LD), alpha(kChunk * LD), kb(kAnchoredRows * LD), beta(kChunk);
-  std::vector<float> akk(kChunk * kChunk, 0.0f), aqk(kChunk * kChunk, 0.0f), segments(2 * kSegments * K);
+  std::vector<float> akk(kChunk * kAld, 0.0f), aqk(kChunk * kAld, 0.0f), segments(2 * kSegments * K);
   const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data(), segments.data()};
 
   const float* gated = P.work.alpha + slot_of(P, c, hv) * kChunk * K;
@@ -87,8 +87,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
         float sq[kDiagonalParts], sk[kDiagonalParts];
         for (int part = 0; part < kDiagonalParts; ++part) sq[part] = pq[part][j], sk[part] = pk[part][j];
         const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
-        aqk[I * kChunk + J] = add_parts(sq);
-        if (j < i) akk[I * kChunk + J] = math::mul(beta[I], add_parts(sk));
+        aqk[I * kAld + J] = add_parts(sq);
+        if (j < i) akk[I * kAld + J] = math::mul(beta[I], add_parts(sk));
       }
     }
 
@@ -106,8 +106,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
       for (int J = 0; J < r; ++J) {
         const float* anchored = &kb[(kb_first(r) + J) * LD];
         auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 values (chain_segment)
-        aqk[I * kChunk + J] = mma_chain(K, order, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
-        akk[I * kChunk + J] = math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
+        aqk[I * kAld + J] = mma_chain(K, order, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
+        akk[I * kAld + J] = math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }
 
   // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), one column at a time.
@@ -124,7 +124,9 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
         P.work.w[(slot * kChunk + i) * K + (col - p.V)] = access::f32_to_f16(x[i]);
     }
   }
-  for (int i = 0; i < kChunk * kChunk; ++i) P.work.aqk[slot * kChunk * kChunk + i] = access::f32_to_f16(aqk[i]);
+  for (int i = 0; i < kChunk; ++i)
+    for (int j = 0; j < kChunk; ++j)
+      P.work.aqk[(slot * kChunk + i) * kChunk + j] = access::f32_to_f16(aqk[i * kAld + j]);
 }
 
 template <int K>

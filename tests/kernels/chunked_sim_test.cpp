@@ -138,13 +138,13 @@ TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
   std::mt19937_64 rng(17);
   std::normal_distribution<float> normal(0.0f, 0.3f);
   for (int trial = 0; trial < 20; ++trial) {
-    std::vector<float> akk(kChunk * kChunk);
+    std::vector<float> akk(kChunk * stage_a::kAld);
     for (float& a : akk) a = normal(rng);
     float blocked[kChunk], plain[kChunk];
     for (int i = 0; i < kChunk; ++i) blocked[i] = plain[i] = normal(rng) * 4.0f;
     stage_a::solve_column(akk.data(), blocked);
     for (int i = 1; i < kChunk; ++i)
-      for (int j = 0; j < i; ++j) plain[i] = std::fma(-akk[i * kChunk + j], plain[j], plain[i]);
+      for (int j = 0; j < i; ++j) plain[i] = std::fma(-akk[i * stage_a::kAld + j], plain[j], plain[i]);
     for (int i = 0; i < kChunk; ++i) ASSERT_EQ(std::memcmp(&blocked[i], &plain[i], sizeof(float)), 0) << "row " << i;
   }
 }

@@ -25,6 +25,10 @@ namespace kda::kernels::stage_a {
 // bank conflicts (row g, column t of a fragment lands in bank 4g + t).
 template <int K>
 inline constexpr int kLd = K + 4;
+// Row stride of Akk and Aqk: 64 + 4 floats, so that the kernel's stores of one column of rows r .. r + 3
+// (the diagonal step) or r + g, g < 8 (the off-diagonal step) fall in different banks; its solve reads a
+// row with a broadcast, which any stride 16-byte aligned allows.
+inline constexpr int kAld = kChunk + 4;
 // Rows of the anchored key tile: for anchors r = 16, 32, 48, rows j < r, anchor r's rows from kb_first(r).
 inline constexpr int kAnchoredRows = 16 + 32 + 48;
 KDA_HD constexpr int kb_first(int r) { return r * (r - kSubBlock) / (2 * kSubBlock); }
@@ -36,9 +40,8 @@ struct Tile {
   float* alpha;  // [64][ld]: exp(g); then beta k exp(Γ), the right-hand side of w
   float* kb;     // [kAnchoredRows][ld]: k_j exp(Γr - Γj) for each anchor r and j < r
   float* beta;   // [64]
-  // Akk and Aqk: [64][64], rows 64 floats apart in the simulation (the kernel pads them: kAld).
-  float* akk;       // beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
-  float* aqk;       // q_i . k_j exp(Γi - Γj), j <= i; else 0
+  float* akk;    // [64][kAld]: beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
+  float* aqk;    // [64][kAld]: q_i . k_j exp(Γi - Γj), j <= i; else 0
   float* segments;  // [2][4][K]: per 16-row segment and key channel, its decay product; its first alpha
 };
 
@@ -358,23 +361,22 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
 // the upper half of a block takes the lower half's final rows first. The kernel runs a whole column on
 // one thread, unrolled, the column in registers.
 inline constexpr int kHalfBlock = kSubBlock / 2;
-template <int LD, int N>
+template <int N>
 KDA_HD void solve_terms(const float* akk, int row0, int c0, const float (&xc)[N], float (&xb)[kHalfBlock]) {
   KDA_UNROLL
-  for (int r = 0; r < kHalfBlock; ++r)
+  for (int r = 0; r < kHalfBlock; ++r) {
     KDA_UNROLL
-  for (int c = 0; c < N; ++c) xb[r] = math::fma(-akk[(row0 + r) * LD + c0 + c], xc[c], xb[r]);
+    for (int c = 0; c < N; ++c) xb[r] = math::fma(-akk[(row0 + r) * kAld + c0 + c], xc[c], xb[r]);
+  }
 }
-template <int LD>
 KDA_HD void solve_triangle(const float* akk, int row0, float (&xb)[kHalfBlock]) {
   KDA_UNROLL
-  for (int r = 1; r < kHalfBlock; ++r)
+  for (int r = 1; r < kHalfBlock; ++r) {
     KDA_UNROLL
-  for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * LD + row0 + c], xb[c], xb[r]);
+    for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * kAld + row0 + c], xb[c], xb[r]);
+  }
 }
-// The whole column, in the kernel's order (unrolled on the device, where x lives in registers); Akk's
-// rows LD floats apart.
-template <int LD = kChunk>
+// The whole column, in the kernel's order (unrolled on the device, where x lives in registers).
 KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
   KDA_UNROLL
   for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
@@ -388,14 +390,14 @@ KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
       for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
         KDA_UNROLL
         for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
-        solve_terms<LD>(akk, row0, c0, xc, xb);
+        solve_terms(akk, row0, c0, xc, xb);
       }
       if (h == 1) {
         KDA_UNROLL
         for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
-        solve_terms<LD>(akk, row0, r0, xl, xb);
+        solve_terms(akk, row0, r0, xl, xb);
       }
-      solve_triangle<LD>(akk, row0, xb);
+      solve_triangle(akk, row0, xb);
       KDA_UNROLL
       for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
