@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "kda/contract.hpp"
 #include "kda/golden/case_io.hpp"
@@ -56,6 +57,16 @@ void apply_results(const fs::path& path) {
   }
 }
 
+// The input as a file (libhdf5 reads files): one per process, removed when libFuzzer exits.
+const fs::path& input_path() {
+  static const fs::path path = fs::temp_directory_path() / ("kda-fuzz-" + std::to_string(getpid()) + ".h5");
+  return path;
+}
+void remove_input() {
+  std::error_code ignored;
+  fs::remove(input_path(), ignored);
+}
+
 }  // namespace
 
 // libhdf5 (1.10.8) leaks part of an object header it fails to decode from a corrupted file, after every
@@ -68,11 +79,12 @@ extern "C" const char* __asan_default_options() { return "allocator_may_return_n
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("KDA_MEMORY_LIMIT", "268435456", 1);
+  std::atexit(remove_input);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const fs::path path = fs::temp_directory_path() / ("kda-fuzz-" + std::to_string(getpid()) + ".h5");
+  const fs::path& path = input_path();
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
                                                                  static_cast<std::streamsize>(size));
   read_golden(path);

@@ -35,6 +35,7 @@ blame() {
 artifacts=build-fuzz/artifacts
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+export TMPDIR="$work"  # the hdf5 target's input files too (one that crashed stays until this exits)
 rm -rf "$artifacts"
 mkdir -p "$artifacts"
 ours=0

@@ -13,8 +13,10 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kda/kernels/chunked_prefill.hpp"
 #include "kda/kernels/detail/chunked_stage_a.hpp"
@@ -116,6 +118,14 @@ __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+// threadIdx.x read again where it is used (the compiler cannot reuse an earlier read), so that values
+// derived from it need not stay live, or be spilled, across a kernel's long phases.
+__device__ __forceinline__ int fresh_thread_index() {
+  int tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  return tid;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Stage A, first kernel, the gates: one block of 256 threads per (chunk c, value head hv), blockIdx.x =
@@ -342,8 +352,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       {
         const int g = lane / 4, tq = lane % 4;
         if (warp < 12) {
-          const bool keys = warp % 2 == 1;
-          const int pair = warp / 2;
+          // The warp's task from a fresh read of the thread index: kept from the kernel's start, the
+          // warp's parity was spilled, and its reload here from local memory stalled every task (1.6% of
+          // the kernel's stall samples, run of 23:40Z).
+          const int task = fresh_thread_index() / kWarp;
+          const bool keys = task % 2 == 1;
+          const int pair = task / 2;
           const int r = pair < 1 ? 16 : pair < 3 ? 32 : 48, nt = 2 * (pair < 1 ? pair : pair < 3 ? pair - 1 : pair - 3);
           const float* a_rows = (keys ? t.k : t.q) + r * LD;
           const float* b_rows = t.kb + (kb_first(r) + 8 * nt) * LD;
@@ -391,8 +405,14 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         for (int n = 0; n < kValueLoads; ++n)
           xs[value_row(n) * kSolveColumns + vcol] = value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]);
       }
-      for (int at = tid; at < kChunk * K; at += kPrepareThreads)
-        xs[at / K * kSolveColumns + V + at % K] = t.alpha[at / K * LD + at % K];
+      {  // beta k exp(Γ) from its tile: the thread's channel tid % K, rows tid / K + (512 / K) m (fixed
+         // strides from one base each: the index arithmetic of a flat loop was most of this copy's cost)
+        constexpr int kRowsApart = kPrepareThreads / K;
+        const float* from = t.alpha + tid / K * LD + tid % K;
+        float* to = xs + tid / K * kSolveColumns + V + tid % K;
+#pragma unroll
+        for (int m = 0; m < kChunk / kRowsApart; ++m) to[m * kRowsApart * kSolveColumns] = from[m * kRowsApart * LD];
+      }
       __syncthreads();
       static_assert(kMaxValue + kMaxValue <= kSolveColumns, "no loader solves");
       if (tid < V + K) {
@@ -494,7 +514,26 @@ __device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const Chu
   if (my.decay) cp_async16(shared + L::decay + 16 * threadIdx.x, P.work.decay + slot * K + 4 * threadIdx.x);
 }
 
-template <int K, bool kSingle>
+// How stage B stores o, chosen once at launch (o_store_of): a pair of channels as one 4-byte store of
+// two bf16 or fp16 (o in that dtype with unit channel stride and every pair 4-byte aligned), or through
+// access::store_pair's run-time checks (any other o). A template argument: in the run-time form the
+// dtype and alignment branches around each pair took a third of stage B's instructions and a fifth of
+// its stall samples (Nsight Compute source counters at 1 x 8192, run of 23:40Z).
+enum class OStore { bf16_pairs, f16_pairs, any };
+
+template <OStore M>
+__device__ __forceinline__ void store_o_pair(const TensorRef& o, std::int64_t at, float a, float b) {
+  if constexpr (M == OStore::any) {
+    access::store_pair(o, at, a, b);
+  } else {
+    const std::uint32_t bits = M == OStore::bf16_pairs ? static_cast<std::uint32_t>(math::to_bf16_bits(a)) |
+                                                             static_cast<std::uint32_t>(math::to_bf16_bits(b)) << 16
+                                                       : f16_pair(a, b);
+    *reinterpret_cast<std::uint32_t*>(o.data + 2 * at) = bits;
+  }
+}
+
+template <int K, bool kSingle, OStore kO>
 __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     scan_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
   using L = ScanLayout<K, kSingle>;
@@ -580,6 +619,35 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
     cp_async_wait_all();
     __syncthreads();
+    const auto* w = reinterpret_cast<const __half*>(buffer + L::w);
+    const auto* qg = reinterpret_cast<const __half*>(buffer + L::qg);
+    const auto* kg = reinterpret_cast<const __half*>(buffer + L::kg);
+    const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
+    const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
+    const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
+    const int row = 16 * rb + g;  // this lane's token rows: row and row + 8
+
+    // v_new = u - w S (fp16), rows 16 rb .. + 15, and this warp's qg S of o, which needs no v_new: one
+    // k-loop, each S fragment loaded once for both products, four independent accumulator chains (each
+    // accumulator's products in the same order as a loop of its own). Software-pipelined: the fragments
+    // of k-step s + 1 are loaded before the products of step s, and those of step 0 and the lane's u
+    // before the next copies are issued, whose address arithmetic then covers the loads' latency (the
+    // first product of each step had waited on its ldmatrix: a third of stage B's stall samples).
+    constexpr int kSteps = K / 16;
+    std::uint32_t fragments[2][3][4];  // [step parity][w, qg, S][registers]
+    const auto load_step = [&](int s, std::uint32_t(&f)[3][4]) {
+      a_fragment(f[0], w, L::WLD, 16 * rb, 16 * s, lane);
+      a_fragment(f[1], qg, L::WLD, 16 * rb, 16 * s, lane);
+      b_fragments(f[2], st, L::SLD, 16 * s, col0, lane);
+    };
+    load_step(0, fragments[0]);
+    __half2 u_pairs[2][2];  // u of (nt, row half), channels value_of(nt, 0) and + 1
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        u_pairs[nt][h] = *reinterpret_cast<const __half2*>(&u[(row + 8 * h) * L::ULD + value_of(nt, 0)]);
+
     if constexpr (kSingle) {
       prefetch_chunk<K>(P, copies, c * p.HV + hv, scan_shared, 1);
     } else if (c + 1 < end_chunk) {
@@ -600,37 +668,25 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
             access::store(P.chunk_states, access::state_offset(P.chunk_states, v0 + value_of(nt, x), key_of(mt, x)),
                           S[mt][nt][x], at);
     }
-    const auto* w = reinterpret_cast<const __half*>(buffer + L::w);
-    const auto* qg = reinterpret_cast<const __half*>(buffer + L::qg);
-    const auto* kg = reinterpret_cast<const __half*>(buffer + L::kg);
-    const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
-    const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
-    const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
-    const int row = 16 * rb + g;  // this lane's token rows: row and row + 8
 
-    // v_new = u - w S (fp16), rows 16 rb .. + 15, and this warp's qg S of o, which needs no v_new: one
-    // k-loop, each S fragment loaded once for both products, four independent accumulator chains (each
-    // accumulator's products in the same order as a loop of its own).
     float o[2][4] = {};
     {
       float acc[2][4] = {};
-#pragma unroll 4
-      for (int k0 = 0; k0 < K; k0 += 16) {
-        std::uint32_t a[4], aq[4], b[4];
-        a_fragment(a, w, L::WLD, 16 * rb, k0, lane);
-        a_fragment(aq, qg, L::WLD, 16 * rb, k0, lane);
-        b_fragments(b, st, L::SLD, k0, col0, lane);
-        times_b(a, b, acc);
-        times_b(aq, b, o);
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        if (s + 1 < kSteps) load_step(s + 1, fragments[(s + 1) % 2]);
+        const std::uint32_t(&f)[3][4] = fragments[s % 2];
+        times_b(f[0], f[2], acc);
+        times_b(f[1], f[2], o);
       }
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int x = 0; x < 4; x += 2) {
-          const int i = row + (x >= 2 ? 8 : 0), v = value_of(nt, x);
+        for (int h = 0; h < 2; ++h) {
+          const int i = row + 8 * h, v = value_of(nt, 0);
           *reinterpret_cast<std::uint32_t*>(&vnew[i * L::SLD + v]) =
-              f16_pair(math::sub(__half2float(u[i * L::ULD + v]), acc[nt][x]),
-                       math::sub(__half2float(u[i * L::ULD + v + 1]), acc[nt][x + 1]));
+              f16_pair(math::sub(__low2float(u_pairs[nt][h]), acc[nt][2 * h]),
+                       math::sub(__high2float(u_pairs[nt][h]), acc[nt][2 * h + 1]));
         }
     }
     if constexpr (kSingle) cp_async_wait_all();
@@ -653,8 +709,8 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
 #pragma unroll
         for (int x = 0; x < 4; x += 2)
           if (row + (x >= 2 ? 8 : 0) < e.length)
-            access::store_pair(p.o, at + nt * 8 * p.o.stride[3] + (x >= 2 ? 8 * p.o.stride[1] : 0), o[nt][x],
-                               o[nt][x + 1]);
+            store_o_pair<kO>(p.o, at + nt * 8 * p.o.stride[3] + (x >= 2 ? 8 * p.o.stride[1] : 0), o[nt][x],
+                             o[nt][x + 1]);
     }
 
     // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d] (kg stored [j][d]), B[j][v] = v_new[j][v].
@@ -723,6 +779,16 @@ cudaError_t launch_prepare(const ChunkedParams& params, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// Pair stores when every pair stage B stores is one aligned 4-byte word: o in bf16 or fp16 with unit
+// channel stride, an aligned base and even strides (a pair starts at an even channel).
+OStore o_store_of(const TensorRef& o) {
+  const bool half = o.dtype == DType::bf16 || o.dtype == DType::f16;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(o.data) % 4 == 0 && o.stride[0] % 2 == 0 &&
+                       o.stride[1] % 2 == 0 && o.stride[2] % 2 == 0;
+  if (!half || o.stride[3] != 1 || !aligned) return OStore::any;
+  return o.dtype == DType::bf16 ? OStore::bf16_pairs : OStore::f16_pairs;
+}
+
 // Single-buffered when the grid has more blocks than the SMs hold at one block each (or when asked).
 template <int K>
 cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
@@ -740,8 +806,18 @@ cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
     kernel<<<static_cast<unsigned>(blocks), kScanThreads, bytes, stream>>>(params, tiles);
     return cudaGetLastError();
   };
-  return single ? launch(scan_kernel<K, true>, ScanLayout<K, true>::bytes)
-                : launch(scan_kernel<K, false>, ScanLayout<K, false>::bytes);
+  const auto form = [&](auto single_form) {
+    constexpr bool kSingle = decltype(single_form)::value;
+    switch (o_store_of(params.call.o)) {
+      case OStore::bf16_pairs:
+        return launch(scan_kernel<K, kSingle, OStore::bf16_pairs>, ScanLayout<K, kSingle>::bytes);
+      case OStore::f16_pairs:
+        return launch(scan_kernel<K, kSingle, OStore::f16_pairs>, ScanLayout<K, kSingle>::bytes);
+      default:
+        return launch(scan_kernel<K, kSingle, OStore::any>, ScanLayout<K, kSingle>::bytes);
+    }
+  };
+  return single ? form(std::true_type{}) : form(std::false_type{});
 }
 
 void check(cudaError_t e, const char* what) {

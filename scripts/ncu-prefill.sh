@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On the GPU machine (device tool, carry [".carry"]): Nsight Compute's source counters for the chunked
+# prefill's kernels at 1 x 8192 (prefill_bench's first packing, after its warm-ups), one launch each,
+# exported per SASS instruction as CSV into $OUT (scripts/ncu-phases.py splits them at the barriers).
+# Usage: bash scripts/ncu-prefill.sh [kernel-regex ...]   (default: prepare_kernel scan_kernel gate_kernel)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/gpu-unpack.sh
+export LD_LIBRARY_PATH=$PWD/.carry/lib
+ncu=$(ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+[ -n "$ncu" ] || { echo "ncu-prefill: no Nsight Compute under /opt/nvidia" >&2; exit 2; }
+out=${OUT:-/tmp}
+for k in "${@:-prepare_kernel scan_kernel gate_kernel}"; do
+  for kernel in $k; do
+    timeout 240 "$ncu" --clock-control none -k "regex:$kernel" --launch-skip 3 --launch-count 1 \
+      --section SourceCounters --section LaunchStats --section Occupancy --section SchedulerStats \
+      --section WarpStateStats -f -o "$out/$kernel" .carry/bin/prefill_bench --reps 1 --timing-only >/dev/null 2>&1
+    "$ncu" --import "$out/$kernel.ncu-rep" --page source --print-source sass --csv >"$out/$kernel.csv" 2>&1
+    "$ncu" --import "$out/$kernel.ncu-rep" --page details >"$out/$kernel.txt" 2>&1
+    rm -f "$out/$kernel.ncu-rep"
+    echo "== $kernel: $(wc -l <"$out/$kernel.csv") SASS rows"
+    grep -E "Duration|Executed Ipc|Issue Slots Busy|No Eligible|Registers Per|Achieved Occupancy" "$out/$kernel.txt"
+  done
+done
