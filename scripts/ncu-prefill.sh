@@ -3,8 +3,8 @@
 # prefill's kernels at 1 x 8192 (prefill_bench's first packing, after its warm-ups), one launch each,
 # exported per SASS instruction as CSV into $OUT (scripts/ncu-phases.py splits them at the barriers).
 # Usage: bash scripts/ncu-prefill.sh [kernel-regex ...]   (default: prepare_kernel scan_kernel gate_kernel)
-#   NCU_SKIP: launches of the kernel to skip first (default 3: 1 x 8192 after its warm-ups; for scan_kernel,
-#   9 reaches 8 x 2048's single-buffered form); the files are named kernel-SKIP.
+#   NCU_SKIP: launches of the kernel to skip first (default 3: 1 x 8192 after its warm-ups; 9 still lands
+#   in 1 x 8192 for scan_kernel: check the grid size printed); the files are named kernel-SKIP.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-unpack.sh
@@ -12,16 +12,20 @@ export LD_LIBRARY_PATH=$PWD/.carry/lib
 ncu=$(ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "ncu-prefill: no Nsight Compute under /opt/nvidia" >&2; exit 2; }
 out=${OUT:-/tmp}
-for k in "${@:-prepare_kernel scan_kernel gate_kernel}"; do
-  for kernel in $k; do
-    skip=${NCU_SKIP:-3} name=$kernel-${NCU_SKIP:-3}
-    timeout 240 "$ncu" --clock-control none -k "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
-      --section SourceCounters --section LaunchStats --section Occupancy --section SchedulerStats \
-      --section WarpStateStats -f -o "$out/$name" .carry/bin/prefill_bench --reps 1 --timing-only >/dev/null 2>&1
-    "$ncu" --import "$out/$name.ncu-rep" --page source --print-source sass --csv >"$out/$name.csv" 2>&1
-    "$ncu" --import "$out/$name.ncu-rep" --page details >"$out/$name.txt" 2>&1
-    rm -f "$out/$name.ncu-rep"
-    echo "== $name: $(wc -l <"$out/$name.csv") SASS rows"
-    grep -E "Duration|Grid Size|Executed Ipc|Issue Slots Busy|No Eligible|Registers Per|Achieved Occupancy" "$out/$name.txt"
-  done
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(prepare_kernel scan_kernel gate_kernel)
+skip=${NCU_SKIP:-3}
+failed=0
+for kernel in "${kernels[@]}"; do
+  name=$kernel-$skip
+  timeout 240 "$ncu" --clock-control none -k "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
+    --section SourceCounters --section LaunchStats --section Occupancy --section SchedulerStats \
+    --section WarpStateStats -f -o "$out/$name" .carry/bin/prefill_bench --reps 1 --timing-only >"$out/$name.log" 2>&1
+  [ -f "$out/$name.ncu-rep" ] || { echo "== $name: no profile (see $out/$name.log)"; tail -5 "$out/$name.log"; failed=1; continue; }
+  "$ncu" --import "$out/$name.ncu-rep" --page source --print-source sass --csv >"$out/$name.csv" 2>&1
+  "$ncu" --import "$out/$name.ncu-rep" --page details >"$out/$name.txt" 2>&1
+  rm -f "$out/$name.ncu-rep" "$out/$name.log"
+  echo "== $name: $(wc -l <"$out/$name.csv") SASS rows"
+  grep -E "Duration|Grid Size|Executed Ipc|Issue Slots Busy|No Eligible|Registers Per|Achieved Occupancy" "$out/$name.txt"
 done
+exit $failed

@@ -104,9 +104,7 @@ __device__ __forceinline__ void times_k_rows(const std::uint32_t (&a)[4], const 
 }
 
 // Two fp32 values as a pair of fp16 (round to nearest even, access::f32_to_f16): lo at the lower address.
-__device__ __forceinline__ std::uint32_t f16_pair(float lo, float hi) {
-  return static_cast<std::uint32_t>(access::f32_to_f16(lo)) | static_cast<std::uint32_t>(access::f32_to_f16(hi)) << 16;
-}
+__device__ __forceinline__ std::uint32_t f16_pair(float lo, float hi) { return access::half_pair(false, lo, hi); }
 
 // 16 bytes from global to shared memory, asynchronously. The .ca form (through L1): Nsight Compute
 // counted the .cg form (LDGSTS.BYPASS) at 10.5 shared-memory wavefronts and 24 L2 sectors per warp copy
@@ -526,10 +524,7 @@ __device__ __forceinline__ void store_o_pair(const TensorRef& o, std::int64_t at
   if constexpr (M == OStore::any) {
     access::store_pair(o, at, a, b);
   } else {
-    const std::uint32_t bits = M == OStore::bf16_pairs ? static_cast<std::uint32_t>(math::to_bf16_bits(a)) |
-                                                             static_cast<std::uint32_t>(math::to_bf16_bits(b)) << 16
-                                                       : f16_pair(a, b);
-    *reinterpret_cast<std::uint32_t*>(o.data + 2 * at) = bits;
+    *reinterpret_cast<std::uint32_t*>(o.data + 2 * at) = access::half_pair(M == OStore::bf16_pairs, a, b);
   }
 }
 
@@ -634,11 +629,13 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     // before the next copies are issued, whose address arithmetic then covers the loads' latency (the
     // first product of each step had waited on its ldmatrix: a third of stage B's stall samples).
     constexpr int kSteps = K / 16;
-    std::uint32_t fragments[2][3][4];  // [step parity][w, qg, S][registers]
-    const auto load_step = [&](int s, std::uint32_t(&f)[3][4]) {
-      a_fragment(f[0], w, L::WLD, 16 * rb, 16 * s, lane);
-      a_fragment(f[1], qg, L::WLD, 16 * rb, 16 * s, lane);
-      b_fragments(f[2], st, L::SLD, 16 * s, col0, lane);
+    struct StepFragments {
+      std::uint32_t w[4], qg[4], s[4];
+    } fragments[2];  // by step parity
+    const auto load_step = [&](int step, StepFragments& f) {
+      a_fragment(f.w, w, L::WLD, 16 * rb, 16 * step, lane);
+      a_fragment(f.qg, qg, L::WLD, 16 * rb, 16 * step, lane);
+      b_fragments(f.s, st, L::SLD, 16 * step, col0, lane);
     };
     load_step(0, fragments[0]);
     __half2 u_pairs[2][2];  // u of (nt, row half), channels value_of(nt, 0) and + 1
@@ -673,11 +670,11 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     {
       float acc[2][4] = {};
 #pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        if (s + 1 < kSteps) load_step(s + 1, fragments[(s + 1) % 2]);
-        const std::uint32_t(&f)[3][4] = fragments[s % 2];
-        times_b(f[0], f[2], acc);
-        times_b(f[1], f[2], o);
+      for (int step = 0; step < kSteps; ++step) {
+        if (step + 1 < kSteps) load_step(step + 1, fragments[(step + 1) % 2]);
+        const StepFragments& f = fragments[step % 2];
+        times_b(f.w, f.s, acc);
+        times_b(f.qg, f.s, o);
       }
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)

@@ -107,16 +107,19 @@ KDA_HD void store(const TensorRef& t, std::int64_t e, float x, std::byte* base) 
   }
 }
 KDA_HD void store(const TensorRef& t, std::int64_t e, float x) { store(t, e, x, t.data); }
+// a and b as two bf16 (else fp16), rounded as store rounds, in one word: a at the lower address.
+KDA_HD std::uint32_t half_pair(bool bf16, float a, float b) {
+  const std::uint32_t lo = bf16 ? math::to_bf16_bits(a) : f32_to_f16(a);
+  const std::uint32_t hi = bf16 ? math::to_bf16_bits(b) : f32_to_f16(b);
+  return lo | hi << 16;
+}
 // Elements e and e + stride[3] (a channel apart) of t, rounded as store rounds: one 4-byte store when t
 // is bf16 or fp16 with unit channel stride and the pair 4-byte aligned, else two stores.
 KDA_HD void store_pair(const TensorRef& t, std::int64_t e, float a, float b) {
   std::byte* const first = t.data + 2 * e;
   const bool half = t.dtype == DType::bf16 || t.dtype == DType::f16;
   if (half && t.stride[3] == 1 && reinterpret_cast<std::uintptr_t>(first) % 4 == 0) {
-    const bool bf16 = t.dtype == DType::bf16;
-    const std::uint32_t lo = bf16 ? math::to_bf16_bits(a) : f32_to_f16(a);
-    const std::uint32_t hi = bf16 ? math::to_bf16_bits(b) : f32_to_f16(b);
-    store_raw(first, lo | hi << 16);
+    store_raw(first, half_pair(t.dtype == DType::bf16, a, b));
   } else {
     store(t, e, a);
     store(t, e + t.stride[3], b);
