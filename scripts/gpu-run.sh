@@ -8,7 +8,7 @@
 #            compute-sanitizer memcheck, racecheck, initcheck and synccheck on the named CUDA-vs-
 #            simulation cases (every kernel variant), the decode benchmark and an Nsight Compute
 #            profile of one decode launch
-#   prefill  the chunked kernel: CUDA vs simulation within its bound, the catalogue against
+#   prefill  the chunked kernel: the tensor core's tf32 operand contract, CUDA vs simulation within its bound, the catalogue against
 #            cuda-chunked, the four sanitizers on its named cases, its resource usage and HMMA count,
 #            the prefill benchmark
 #   anchors  FLA's kernels timed at the same shapes (bench/gpu/fla_anchor.py), the in-run anchor
@@ -76,6 +76,7 @@ decode_part() {
 prefill_part() {
   step chunked-resource-usage 20 cuobjdump --dump-resource-usage "$bin/prefill_bench"
   step chunked-hmma 20 bash -c "cuobjdump -sass '$bin/prefill_bench' | grep -c HMMA"
+  step tf32-operand 20 bash -c 'no_skips "$@"' _ "$bin/tf32_operand_test"
   step chunked-cuda-vs-simulation 120 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_vs_sim_test"
   step chunked-catalogue 240 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_catalogue_test"
   for tool in memcheck racecheck initcheck synccheck; do

@@ -17,13 +17,13 @@ namespace {
 
 using Matrix = ref::RowMatrix<double>;
 
-// To 11 significant bits, ties away from zero (tf32 as cvt.rna.tf32.f32 rounds; the fp32 exponent range
-// is never left here).
+// To 11 significant bits, truncated toward zero (a tf32 operand as the tensor core reads it; the fp32
+// exponent range is never left here).
 double tf32(double x) {
   if (x == 0 || !std::isfinite(x)) return x;
   int e = 0;
   const double m = std::frexp(x, &e);  // |m| in [0.5, 1)
-  return std::ldexp(std::round(std::ldexp(m, 11)), e - 11);
+  return std::ldexp(std::trunc(std::ldexp(m, 11)), e - 11);
 }
 Matrix tf32(const Matrix& m) { return m.unaryExpr([](double x) { return tf32(x); }); }
 Matrix fp16(const Matrix& m) { return m.unaryExpr([](double x) { return round_to(DType::f16, x); }); }
@@ -38,10 +38,13 @@ void chunk(Matrix& S, const ref::TokenBlock<double>& in, Matrix& o) {
   };
   Matrix Aqk = Matrix::Zero(C, C), Akk = Matrix::Zero(C, C);
   for (Eigen::Index i = 0; i < C; ++i) {
-    const Eigen::Index r = i / kSubBlock * kSubBlock;  // the row's sub-block starts here
+    // The row's 8-row half starts at h, its 16-row sub-block at s: columns j >= h are element-wise, the
+    // others a tensor-core product anchored at h (the sub-block's quadrant, j >= s) or at s (j < s).
+    const Eigen::Index h = i / (kSubBlock / 2) * (kSubBlock / 2), s = i / kSubBlock * kSubBlock;
     for (Eigen::Index j = 0; j <= i; ++j) {
       double qk = 0, kk = 0;
-      if (j >= r) {  // diagonal sub-block: element-wise
+      const Eigen::Index r = j >= s ? h : s;
+      if (j >= h) {  // the half's triangle: element-wise
         const auto kd = (in.k.row(j).array() * decay(i, j)).matrix();
         qk = in.q.row(i).dot(kd), kk = in.k.row(i).dot(kd);
       } else {  // anchored at r: both factors tf32 operands

@@ -40,7 +40,8 @@ constexpr int kLoaderTokens = kChunk / kLoaderStride<K>;  // stage A: and it loa
 constexpr int kScanThreads = 256;  // stage B: 8 warps, (16-token row block) x (half of the value tile)
 constexpr int kValueTile = 32;     // stage B: value channels per block
 
-// D = A B + D on tensor cores; operands are tf32 bit patterns (fp32 with the low 13 bits zero).
+// D = A B + D on tensor cores; the operands are fp32 registers, which the tensor core reads as tf32 (their
+// low 13 bits ignored: tests/gpu/tf32_operand_test).
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   asm volatile(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -182,16 +183,19 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // cp.async into its tile) while the other threads solve the current slot's triangular system, so that
 // a slot's inputs are waiting when it starts.
 
-// Aqk's offset past Akk's end (Akk and Aqk rows kAld apart): the diagonal step's stores of one column of
-// rows r .. r + 3 of both then land in eight different banks.
-constexpr int kAqkGap = 16;
+// Akk and Aqk share one [64][kAld] tile, the triangles: Akk[i][j] (j < i) at row i, column j, and Aqk
+// transposed, Aqk[i][j] (j <= i) at row j, column i. Every entry of both is computed for every slot, so the
+// tile needs no clearing; the solve reads only Akk's (strictly lower) entries.
+__device__ __forceinline__ int akk_at(int i, int j) { return i * kAld + j; }
+__device__ __forceinline__ int aqk_at(int i, int j) { return j * kAld + i; }
 
 template <int K>
 struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int LD = kLd<K>;
   static constexpr int q = 0, k = q + kChunk * LD, alpha = k + kChunk * LD, kb = alpha + kChunk * LD,
-                       beta = kb + kAnchoredRows * LD, akk = beta + kChunk, aqk = akk + kChunk * kAld + kAqkGap,
-                       segments = aqk + kChunk * kAld, tiles = segments + 2 * kSegments * K;
+                       quad = kb + kAnchoredRows * LD, beta = quad + kSegments * kQuadrantRows * LD,
+                       triangles = beta + kChunk, segments = triangles + kChunk * kAld,
+                       tiles = segments + 2 * kSegments * K;
   // The solve's right-hand sides [v | k], [64][kSolveColumns], staged for the threads that take a column
   // each: over the q and k tiles, which are no longer read then, where they are large enough (K = 128),
   // else after the tiles.
@@ -206,8 +210,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   using L = PrepareLayout<K>;
   constexpr int LD = L::LD;
   extern __shared__ __align__(16) float shared[];  // 16-byte aligned: stage_a::load4
-  const Tile t{shared + L::q,    shared + L::k,   shared + L::alpha, shared + L::kb,
-               shared + L::beta, shared + L::akk, shared + L::aqk,   shared + L::segments};
+  const Tile t{shared + L::q,    shared + L::k,    shared + L::alpha,   shared + L::kb,
+               shared + L::quad, shared + L::beta, shared + L::segments};
+  float* const triangles = shared + L::triangles;
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   __shared__ long long arrivals[kPrepareThreads / kWarp];  // phase clocks: each warp's arrival
@@ -259,16 +264,13 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       if (clocks && tid == 0) clocks[0] = clock64();
 
       // Inputs: the loaders' q and k (issued under the previous slot's solve, or in the first pass) widened
-      // into their tiles, alpha's copy waited for; beta per token; Akk and Aqk cleared.
+      // into their tiles, alpha's copy waited for; beta per token.
       if (loader) {
 #pragma unroll
         for (int n = 0; n < kLoaderTokens<K>; ++n)
           store_token_inputs<K>(p, TokenBits{q_bits[n], k_bits[n], true}, lt / K + n * kLoaderStride<K>, lt % K, t);
       }
       if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
-      static_assert(L::segments - L::akk == 2 * kChunk * kAld + kAqkGap && L::akk % 4 == 0 && kAqkGap % 4 == 0);
-      for (int at = tid; at < (L::segments - L::akk) / 4; at += kPrepareThreads)
-        reinterpret_cast<float4*>(t.akk)[at] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       cp_async_wait_all();
       end_phase(1);
 
@@ -286,10 +288,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
       end_phase(2);
 
-      // Diagonal sub-blocks: thread (blk, h, part) = (warp % 4, 2 (warp / 4) + lane / 16, lane % 16) keeps rows
-      // 2h and 2h + 1 (one load of each column for both). A warp walks only the columns j <= its last row
+      // Diagonal sub-blocks' 8 x 8 triangles (the quadrants below them are tensor-core tiles, below):
+      // thread (blk, h, part) = (warp % 4, 2 (warp / 4) + lane / 16, lane % 16) keeps rows 2h and 2h + 1 (one
+      // load of each column for both). A warp walks only the columns of its half from its last row down
       // (columns j > a row leave its e alone and are ignored), and each scheduler (warp % 4) gets one warp of
-      // every row group: 10 columns a warp on average, not 16. The sixteen parts of a row's four sums (Aqk
+      // every row group: 6 columns a warp on average, at most 8. The sixteen parts of a row's four sums (Aqk
       // and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them: the first two
       // levels halve the values a lane keeps (lane bit 0 picks the row, bit 1 Aqk or Akk), the last two add
       // the one left: part 2 r + a (r the row, a = 1 for Akk) of 0 .. 3 holds a sum when the walk reaches its
@@ -303,8 +306,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         diagonal_row<K>(t, kSubBlock * blk + i0 + 1, part, 1, x);
         const bool row_bit = part & 1, akk_bit = part & 2;
         const int I = kSubBlock * blk + i0 + row_bit;
+        const float beta = t.beta[I];  // read once: a read in the loop made its Akk store a branch
 #pragma unroll 1  // one copy of the column's code (instruction cache)
-        for (int j = rows + 3; j >= 0; --j) {
+        for (int j = rows + 3; j >= (rows & kHalfBlock); --j) {
           const bool decays[2] = {j < i0, j < i0 + 1};
           float sq[2], sk[2];
           diagonal_column<K>(t, kSubBlock * blk + j, decays, part, x, sq, sk);
@@ -314,8 +318,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           z = math::add(z, __shfl_xor_sync(kFullMask, z, 4));
           z = math::add(z, __shfl_xor_sync(kFullMask, z, 8));
           const int J = kSubBlock * blk + j;
-          if (part < 4 && !akk_bit && J <= I) t.aqk[I * kAld + J] = z;
-          if (part < 4 && akk_bit && J < I) t.akk[I * kAld + J] = math::mul(t.beta[I], z);
+          if (part < 4 && !akk_bit && J <= I) triangles[aqk_at(I, J)] = z;
+          if (part < 4 && akk_bit && J < I) triangles[akk_at(I, J)] = math::mul(beta, z);
         }
       }
       end_phase(3);
@@ -347,9 +351,31 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // r = 16 rb, a pair of 8-column tiles nt, nt + 1 < r / 8, Aqk or Akk), the two tiles' mma chains side
       // by side on one A fragment. A = anchored rows r.. r + 15 of q or k, B[d][j] = kb row
       // (kb_first(r) + 8 nt + j), channel d. (24 single-tile tasks left eight warps two chains in a row.)
+      // The other four warps take the diagonal sub-blocks' quadrants, one tile each: A rows g (q) and g + 8
+      // (k) give Aqk and Akk of rows a + g at once (stage_a::quadrant_first).
       {
         const int g = lane / 4, tq = lane % 4;
-        if (warp < 12) {
+        if (warp >= 12) {
+          const int blk = fresh_thread_index() / kWarp - 12, r = kSubBlock * blk, a = r + kHalfBlock;
+          const float* a_rows = t.quad + quadrant_first(blk) * LD;
+          const float* b_rows = a_rows + 2 * kHalfBlock * LD;
+          float acc[4] = {};
+#pragma unroll 4
+          for (int k0 = 0; k0 < K; k0 += 8) {
+            const std::uint32_t af[4] = {
+                __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
+                __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
+            const std::uint32_t bf[2] = {__float_as_uint(b_rows[g * LD + k0 + tq]),
+                                         __float_as_uint(b_rows[g * LD + k0 + tq + 4])};
+            mma_tf32(acc, af, bf);
+          }
+#pragma unroll
+          for (int x = 0; x < 2; ++x) {
+            const int I = a + g, J = r + 2 * tq + x;
+            triangles[aqk_at(I, J)] = acc[x];
+            triangles[akk_at(I, J)] = math::mul(t.beta[I], acc[2 + x]);
+          }
+        } else {
           // The warp's task from a fresh read of the thread index: kept from the kernel's start, the
           // warp's parity was spilled, and its reload here from local memory stalled every task (1.6% of
           // the kernel's stall samples, run of 23:40Z).
@@ -362,7 +388,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           float acc[2][4] = {};
 #pragma unroll 4
           for (int k0 = 0; k0 < K; k0 += 8) {
-            // The anchored rows are tf32 values already (stage_a::chain_segment).
+            // The anchored rows are tf32 operands (stage_a::chain_segment).
             const std::uint32_t a[4] = {
                 __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
                 __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
@@ -379,9 +405,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
             for (int x = 0; x < 4; ++x) {
               const int I = r + g + (x >= 2 ? 8 : 0), J = 8 * (nt + h) + 2 * tq + (x & 1);
               if (keys)
-                t.akk[I * kAld + J] = math::mul(t.beta[I], acc[h][x]);
+                triangles[akk_at(I, J)] = math::mul(t.beta[I], acc[h][x]);
               else
-                t.aqk[I * kAld + J] = acc[h][x];
+                triangles[aqk_at(I, J)] = acc[h][x];
             }
         }
       }
@@ -392,11 +418,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // eight warps, while the other eight issue the next slot's loads) with the whole column in registers: forward
       // substitution (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on
       // another).
-      // Aqk first: its stores drain meanwhile.
+      // Aqk first (zero above the diagonal): its stores drain meanwhile.
       static_assert(kPrepareThreads % kChunk == 0);
-      for (int row = tid / kChunk; row < kChunk; row += kPrepareThreads / kChunk)
-        P.work.aqk[(slot * kChunk + row) * kChunk + tid % kChunk] =
-            access::f32_to_f16(t.aqk[row * kAld + tid % kChunk]);
+      for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
+        P.work.aqk[(slot * kChunk + row) * kChunk + col] =
+            access::f32_to_f16(col <= row ? triangles[aqk_at(row, col)] : 0.0f);
       float* const xs = shared + L::xs;
       if (vcol < V) {
 #pragma unroll
@@ -417,7 +443,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         float x[kChunk];
 #pragma unroll
         for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
-        solve_column(t.akk, x);
+        solve_column(triangles, x);
         std::uint16_t* const out =
             tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
         const int out_ld = tid < V ? V : K;

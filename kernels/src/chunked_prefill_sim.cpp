@@ -56,8 +56,9 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   const DecodeParams& p = P.call;
   const ChunkEntry& e = P.chunks[c];
   std::vector<float> q(kChunk * LD), k(kChunk * LD), alpha(kChunk * LD), kb(kAnchoredRows * LD), beta(kChunk);
-  std::vector<float> akk(kChunk * kAld, 0.0f), aqk(kChunk * kAld, 0.0f), segments(2 * kSegments * K);
-  const Tile t{q.data(), k.data(), alpha.data(), kb.data(), beta.data(), akk.data(), aqk.data(), segments.data()};
+  std::vector<float> quad(kSegments * kQuadrantRows * LD), segments(2 * kSegments * K);
+  std::vector<float> akk(kChunk * kAld, 0.0f), aqk(kChunk * kAld, 0.0f);
+  const Tile t{q.data(), k.data(), alpha.data(), kb.data(), quad.data(), beta.data(), segments.data()};
 
   const float* gated = P.work.alpha + slot_of(P, c, hv) * kChunk * K;
   for (int d = 0; d < K; ++d) {
@@ -78,12 +79,13 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
       for (int qq = 0; qq < 4; ++qq) scale_quarter<K>(x, qq, factor);
     }
 
-  // Diagonal sub-blocks, element-wise: the parts' partial sums added as a tree (add_parts).
+  // Diagonal sub-blocks' 8 x 8 triangles (columns of the row's half), element-wise: the parts' partial sums
+  // added as a tree (add_parts).
   for (int blk = 0; blk < kChunk / kSubBlock; ++blk)
     for (int i = 0; i < kSubBlock; ++i) {
       float pq[kDiagonalParts][kSubBlock], pk[kDiagonalParts][kSubBlock];
       for (int part = 0; part < kDiagonalParts; ++part) diagonal_partials<K>(t, blk, i, part, pq[part], pk[part]);
-      for (int j = 0; j <= i; ++j) {
+      for (int j = i / kHalfBlock * kHalfBlock; j <= i; ++j) {
         float sq[kDiagonalParts], sk[kDiagonalParts];
         for (int part = 0; part < kDiagonalParts; ++part) sq[part] = pq[part][j], sk[part] = pk[part][j];
         const int I = kSubBlock * blk + i, J = kSubBlock * blk + j;
@@ -100,12 +102,27 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
   for (int seg = 0; seg < kSegments; ++seg)
     for (int d = 0; d < K; ++d) chain_segment<K>(t, d, seg, qg, kg, P.work.decay + slot * K + d);
 
+  // The diagonal sub-blocks' quadrants on tensor cores: rows a .. a + 7 (a = r + 8) by columns r .. r + 7,
+  // anchored at a (quadrant_first).
+  for (int blk = 0; blk < kSegments; ++blk)
+    for (int g = 0; g < kHalfBlock; ++g)
+      for (int n = 0; n < kHalfBlock; ++n) {
+        const float* rows = &quad[quadrant_first(blk) * LD];
+        const int I = kSubBlock * blk + kHalfBlock + g, J = kSubBlock * blk + n;
+        auto key = [&](int d) { return rows[(2 * kHalfBlock + n) * LD + d]; };
+        aqk[I * kAld + J] = mma_chain(
+            K, order, 0.0f, [&](int d) { return rows[g * LD + d]; }, key);
+        akk[I * kAld + J] =
+            math::mul(beta[I], mma_chain(
+                                   K, order, 0.0f, [&](int d) { return rows[(kHalfBlock + g) * LD + d]; }, key));
+      }
+
   // Off-diagonal sub-blocks (row block rb > column block) on tensor cores: rows r.. r+15 anchored at r.
   for (int r = kSubBlock; r < kChunk; r += kSubBlock)
     for (int I = r; I < r + kSubBlock; ++I)
       for (int J = 0; J < r; ++J) {
         const float* anchored = &kb[(kb_first(r) + J) * LD];
-        auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 values (chain_segment)
+        auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 operands (chain_segment)
         aqk[I * kAld + J] = mma_chain(K, order, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
         akk[I * kAld + J] = math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "../support/chunked_cases.hpp"
 #include "../support/generated_cases.hpp"
@@ -35,13 +36,17 @@ struct Worst {
 // covers the hardware's tree of partial sums against a chain; a real defect (a wrong element, a missed
 // rounding) moves results by far more than any order does.
 void expect_close(const char* tensor, DType dtype, const std::vector<double>& cuda, const std::vector<double>& sim,
-                  const std::vector<double>& reversed, Worst& worst) {
+                  const std::vector<double>& reversed, const std::string& case_name, Worst& worst) {
   ASSERT_EQ(cuda.size(), sim.size()) << tensor;
   const double order = rel_rms(reversed, sim);
   const double distance = rel_rms(cuda, sim), bound = test::cuda_vs_sim_bound(dtype) + 4 * order;
   EXPECT_LE(distance, bound) << tensor << " (" << name_of(dtype) << "): rel-RMS " << distance << " from the simulation";
-  if (bound > 0 && distance / bound > worst.ratio)
-    worst = {distance / bound, std::string(tensor) + " rel-RMS " + std::to_string(distance)};
+  if (bound > 0 && distance / bound > worst.ratio) {
+    std::ostringstream where;
+    where << tensor << " (" << name_of(dtype) << ") rel-RMS " << distance << ", reversed order " << order << ", bound "
+          << bound << "; " << case_name;
+    worst = {distance / bound, where.str()};
+  }
 }
 
 void expect_agreement(Kernel& cuda, const Problem& input, Worst& worst) {
@@ -54,13 +59,15 @@ void expect_agreement(Kernel& cuda, const Problem& input, Worst& worst) {
   simulate_chunked_prefill(reversed_run, SumOrder::descending);
   const ReferenceOutputs g = props::read_outputs(ran.cuda), c = props::read_outputs(ran.simulation);
   const ReferenceOutputs r = props::read_outputs(reversed_run);
-  expect_close("o", input.o.dtype(), g.o, c.o, r.o, worst);
+  const std::string name = input.describe();
+  expect_close("o", input.o.dtype(), g.o, c.o, r.o, name, worst);
   if (input.final_state)
-    expect_close("final_state", input.final_state->dtype(), g.final_state, c.final_state, r.final_state, worst);
+    expect_close("final_state", input.final_state->dtype(), g.final_state, c.final_state, r.final_state, name, worst);
   if (input.state_pool)
-    expect_close("state_pool", input.state_pool->dtype(), g.final_state, c.final_state, r.final_state, worst);
+    expect_close("state_pool", input.state_pool->dtype(), g.final_state, c.final_state, r.final_state, name, worst);
   if (input.chunk_states)
-    expect_close("chunk_states", input.chunk_states->dtype(), g.chunk_states, c.chunk_states, r.chunk_states, worst);
+    expect_close("chunk_states", input.chunk_states->dtype(), g.chunk_states, c.chunk_states, r.chunk_states, name,
+                 worst);
 }
 
 // Each case under both forms of stage B (the launcher picks by grid size, and these grids are small).

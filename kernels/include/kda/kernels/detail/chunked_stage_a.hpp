@@ -32,6 +32,15 @@ inline constexpr int kAld = kChunk + 4;
 // Rows of the anchored key tile: for anchors r = 16, 32, 48, rows j < r, anchor r's rows from kb_first(r).
 inline constexpr int kAnchoredRows = 16 + 32 + 48;
 KDA_HD constexpr int kb_first(int r) { return r * (r - kSubBlock) / (2 * kSubBlock); }
+// Each diagonal sub-block (rows r .. r + 15) splits into two 8-row halves: the halves' own 8 x 8
+// triangles are element-wise, and the quadrant below them (rows r + 8 .. r + 15, columns r .. r + 7) is
+// one tensor-core tile anchored at its first row a = r + 8 (both factors <= 1, as for the off-diagonal
+// sub-blocks). Its operands, per sub-block, in the quadrant tile: rows 0 .. 7 q_i exp(Γi - Γa) and rows
+// 8 .. 15 k_i exp(Γi - Γa) for i = a .. a + 7 (one A operand gives both Aqk and Akk), rows 16 .. 23
+// k_j exp(Γa - Γj) for j = r .. r + 7 (the B operand).
+inline constexpr int kHalfBlock = kSubBlock / 2;
+inline constexpr int kQuadrantRows = 3 * kHalfBlock;
+KDA_HD constexpr int quadrant_first(int blk) { return kQuadrantRows * blk; }
 
 // The working tiles of one (chunk, value head).
 struct Tile {
@@ -39,9 +48,8 @@ struct Tile {
   float* k;      // [64][ld]: k as read; l2-normalised; rows >= 16 then times exp(Γi - Γr)
   float* alpha;  // [64][ld]: exp(g); then beta k exp(Γ), the right-hand side of w
   float* kb;     // [kAnchoredRows][ld]: k_j exp(Γr - Γj) for each anchor r and j < r
+  float* quad;   // [4 kQuadrantRows][ld]: the quadrants' operands (quadrant_first)
   float* beta;   // [64]
-  float* akk;    // [64][kAld]: beta_i k_i . k_j exp(Γi - Γj), j < i; else 0
-  float* aqk;    // [64][kAld]: q_i . k_j exp(Γi - Γj), j <= i; else 0
   float* segments;  // [2][4][K]: per 16-row segment and key channel, its decay product; its first alpha
 };
 
@@ -185,7 +193,8 @@ KDA_HD void scale_quarter(float* x, int qq, float factor) {
 // j = i down (entries j > i are left as computed and must be ignored). The row's q and k stay in
 // registers; per column only k_J and alpha_{J+1} are loaded, once for all the rows a thread keeps (the
 // kernel keeps two: half the shared-memory traffic of one, which bound this step). The parts then add
-// as a tree, pairs first (add_parts; the kernel's butterfly shuffles).
+// as a tree, pairs first (add_parts; the kernel's butterfly shuffles). Only the columns of the row's own
+// 8-row half are kept: the quadrant below the halves is a tensor-core tile (kHalfBlock).
 inline constexpr int kDiagonalParts = 16;
 
 KDA_HD float add_parts(const float (&s)[kDiagonalParts]) {
@@ -256,7 +265,8 @@ KDA_HD void diagonal_column(const Tile& t, int J, const bool (&decays)[R], int p
   }
 }
 
-// The part's partial sums of every column of row i's diagonal sub-block (I = 16 blk + i), aq[j] and ak[j].
+// The part's partial sums of every column of row i's diagonal sub-block (I = 16 blk + i), aq[j] and ak[j]
+// (a caller keeps those of the row's half).
 template <int K>
 KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&aq)[kSubBlock],
                               float (&ak)[kSubBlock]) {
@@ -270,12 +280,17 @@ KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&a
   }
 }
 
-// fp32 -> tf32 as cvt.rna.tf32.f32 rounds a tensor-core operand: to 10 fraction bits, to nearest with
-// ties away from zero (Inf and NaN pass unchanged; a value rounding past the largest tf32 becomes Inf).
+// A tf32 tensor-core operand as the tensor core reads an fp32 register: its top 19 bits (sign, exponent,
+// 10 fraction bits), the low 13 ignored, so truncated toward zero (Inf stays Inf, NaN NaN).
+// tests/gpu/tf32_operand_test checks this on the device. The kernel stores the fp32 value itself and
+// leaves the truncation to the tensor core (rounding it first cost five integer instructions per
+// operand, a fifth of the decay chains'); the simulation truncates here.
 KDA_HD float to_tf32(float x) {
-  const std::uint32_t u = math::float_to_bits(x);
-  if ((u & 0x7f800000u) == 0x7f800000u) return x;
-  return math::bits_to_float((u + 0x1000u) & 0xffffe000u);
+#if defined(__CUDA_ARCH__)
+  return x;
+#else
+  return math::bits_to_float(math::float_to_bits(x) & 0xffffe000u);
+#endif
 }
 
 // The decay products of key channel d, each a product of alphas in token order, computed by 16-row
@@ -287,12 +302,14 @@ KDA_HD float to_tf32(float x) {
 //   kg_i = k_i (suf_i H_s)                                          (k exp(Γlast - Γi))
 //   kb_i = k_i (suf_i F), F = (T_{s+1} ... T_{r'/16-1}) alpha_{r'},   for each anchor r' = 16, 32, 48 > i
 //                                                                    (k exp(Γr' - Γi), the anchored keys)
+//   rows i < a = r + 8: the quadrant's key k_i suf8_i, suf8_i = alpha_{i+1} ... alpha_a   (k exp(Γa - Γi))
 //   qg_i = q_i gamma_i,  alpha_i <- beta_i (k_i gamma_i), gamma_i = (G_s alpha_r) local_i   (exp(Γi))
 //   rows i >= 16: q_i, k_i <- q_i local_i, k_i local_i, local_i = alpha_{r+1} ... alpha_i   (exp(Γi - Γr))
+//   rows i >= a: the quadrant's q_i local8_i, k_i local8_i, local8_i = alpha_{a+1} ... alpha_i (exp(Γi - Γa))
 //   decay = G_3 T_3 = exp(Γlast) (segment 3)
 // Every factor is a product of alphas <= 1 (no positive exponent, no row after i). qg and kg are rows of
-// stride K (fp16 bits). The anchored rows (kb, and q and k from row 16 on) are the off-diagonal blocks'
-// tensor-core operands and nothing else: stored rounded to tf32.
+// stride K (fp16 bits). The anchored rows (kb, the quadrants' operands, and q and k from row 16 on) are
+// tensor-core operands and nothing else: stored as tf32 operands (to_tf32).
 inline constexpr int kSegments = kChunk / kSubBlock;
 
 template <int K>
@@ -330,22 +347,31 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
       if (s > seg) between = math::mul(between, total(s));
     anchor[a] = math::mul(between, t.segments[(kSegments + a + 1) * K + d]);
   }
-  float suf = 1.0f;
+  float* const quad = t.quad + quadrant_first(seg) * LD + d;
+  float suf = 1.0f, suf8 = 1.0f;
   for (int i = r + kSubBlock - 1; i >= r; --i) {
     const float k = t.k[i * LD + d];
+    if (i < r + kHalfBlock) quad[(2 * kHalfBlock + i - r) * LD] = to_tf32(math::mul(k, suf8));
     kg[i * K + d] = access::f32_to_f16(math::mul(k, math::mul(suf, after)));
     KDA_UNROLL
     for (int a = 0; a < kSegments - 1; ++a)
       if (a >= seg)
         t.kb[(kb_first(kSubBlock * (a + 1)) + i) * LD + d] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
-    suf = math::mul(suf, t.alpha[i * LD + d]);
+    const float a = t.alpha[i * LD + d];
+    suf = math::mul(suf, a);
+    if (i <= r + kHalfBlock) suf8 = math::mul(suf8, a);
   }
   // Upward: qg, the right-hand side of w and the anchored q and k rows.
   const float first = math::mul(before, t.alpha[r * LD + d]);
-  float local = 1.0f;
+  float local = 1.0f, local8 = 1.0f;
   for (int i = r; i < r + kSubBlock; ++i) {
     const float q = t.q[i * LD + d], k = t.k[i * LD + d];
     if (i > r) local = math::mul(local, t.alpha[i * LD + d]);
+    if (i > r + kHalfBlock) local8 = math::mul(local8, t.alpha[i * LD + d]);
+    if (i >= r + kHalfBlock) {
+      quad[(i - r - kHalfBlock) * LD] = to_tf32(math::mul(q, local8));
+      quad[(i - r) * LD] = to_tf32(math::mul(k, local8));
+    }
     const float gamma = i == r ? first : math::mul(first, local);
     qg[i * K + d] = access::f32_to_f16(math::mul(q, gamma));
     t.alpha[i * LD + d] = math::mul(t.beta[i], math::mul(k, gamma));
@@ -360,7 +386,6 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
 // c0 .. c0 + N - 1 (xc: their final values) (solve_terms), then their own triangle (solve_triangle);
 // the upper half of a block takes the lower half's final rows first. The kernel runs a whole column on
 // one thread, unrolled, the column in registers.
-inline constexpr int kHalfBlock = kSubBlock / 2;
 template <int N>
 KDA_HD void solve_terms(const float* akk, int row0, int c0, const float (&xc)[N], float (&xb)[kHalfBlock]) {
   KDA_UNROLL
