@@ -357,9 +357,9 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
     for (int a = 0; a < kSegments - 1; ++a)
       if (a >= seg)
         t.kb[(kb_first(kSubBlock * (a + 1)) + i) * LD + d] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
-    const float a = t.alpha[i * LD + d];
-    suf = math::mul(suf, a);
-    if (i <= r + kHalfBlock) suf8 = math::mul(suf8, a);
+    const float alpha_i = t.alpha[i * LD + d];
+    suf = math::mul(suf, alpha_i);
+    if (i <= r + kHalfBlock) suf8 = math::mul(suf8, alpha_i);
   }
   // Upward: qg, the right-hand side of w and the anchored q and k rows.
   const float first = math::mul(before, t.alpha[r * LD + d]);
