@@ -265,14 +265,15 @@ KDA_HD void diagonal_column(const Tile& t, int J, const bool (&decays)[R], int p
   }
 }
 
-// The part's partial sums of every column of row i's diagonal sub-block (I = 16 blk + i), aq[j] and ak[j]
-// (a caller keeps those of the row's half).
+// The part's partial sums aq[j] and ak[j] of row i of diagonal sub-block blk (I = 16 blk + i), for the
+// columns of the row's 8-row half, j = i down to its first row (a walk from a later column, as the
+// kernel's, leaves e alone until j < i: the same bits). The other entries are not written.
 template <int K>
 KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&aq)[kSubBlock],
                               float (&ak)[kSubBlock]) {
   DiagonalRows<K, 1> x;
   diagonal_row<K>(t, kSubBlock * blk + i, part, 0, x);
-  for (int j = kSubBlock - 1; j >= 0; --j) {
+  for (int j = i; j >= i / kHalfBlock * kHalfBlock; --j) {
     const bool decays[1] = {j < i};
     float sq[1], sk[1];
     diagonal_column<K>(t, kSubBlock * blk + j, decays, part, x, sq, sk);
