@@ -205,6 +205,52 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
 
+// The slot's v rows copied as stored (cp.async, 16 bytes a copy; a row past the chunk's length copies the
+// last token's) into the tiles' rows 0 .. 15 of q (tokens 0 .. 31) and of k (tokens 32 .. 63), which
+// nothing reads between the decay chains and the solve's staging (256 bytes a token). A copy holds no
+// register while it is in flight: loaded into registers across the off-diagonal phase, two of them were
+// spilled, and the spill's store waited for its load (a measurement-only build without v's loads took
+// that phase from 0.088 to 0.048 ms at 1 x 8192). For 16-bit v whose rows are contiguous and 16-byte
+// aligned, at K = V = 128: thread t copies pieces t % 16 of tokens t / 16 and t / 16 + 32, and reads
+// channel t % 128 of tokens t / 128 + 4 n, each half from its own base (compile-time offsets).
+template <int K>
+struct RawValues {
+  static constexpr int kPitch = 2 * kMaxValue;  // bytes a token
+  static constexpr int kPieces = kPitch / 16;   // 16-byte copies a token
+  static constexpr int kHalf = kChunk / 2;      // tokens in each tile's rows
+  static_assert(K != 128 || kHalf * kPitch <= kSubBlock * kLd<K> * static_cast<int>(sizeof(float)));
+  static_assert(kChunk * kPieces == 2 * kPrepareThreads && kPrepareThreads % kPieces == 0);
+  __device__ static bool copyable(const TensorRef& v, int V) {
+    const auto aligned = [](std::int64_t bytes) { return bytes % 16 == 0; };
+    return K == 128 && V == kMaxValue && v.dtype != DType::f32 && v.stride[3] == 1 &&
+           aligned(reinterpret_cast<std::uintptr_t>(v.data)) && aligned(2 * v.stride[0]) && aligned(2 * v.stride[1]) &&
+           aligned(2 * v.stride[2]);
+  }
+  __device__ static std::byte* half(float* shared, int h) {
+    return reinterpret_cast<std::byte*>(shared + (h == 0 ? PrepareLayout<K>::q : PrepareLayout<K>::k));
+  }
+  __device__ static void issue(const TensorRef& v, const ChunkEntry& e, std::int64_t hv, float* shared) {
+    const int tid = static_cast<int>(threadIdx.x), i = tid / kPieces, piece = tid % kPieces;
+    const TokenColumn first = token_column(v, e, hv, 0);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      cp_async16(half(shared, h) + i * kPitch + 16 * piece, first.at(loadable_token(e, h * kHalf + i)) + 16 * piece);
+    cp_async_commit();
+  }
+  template <int N>
+  __device__ static void read(float* shared, std::uint32_t (&bits)[N]) {
+    const int tid = static_cast<int>(threadIdx.x);
+    constexpr int kRowsApart = kPrepareThreads / kMaxValue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const auto* at =
+          reinterpret_cast<const std::uint16_t*>(half(shared, h) + tid / kMaxValue * kPitch) + tid % kMaxValue;
+#pragma unroll
+      for (int n = 0; n < N / 2; ++n) bits[h * N / 2 + n] = at[n * kRowsApart * kPitch / 2];
+    }
+  }
+};
+
 template <int K>
 __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __grid_constant__ ChunkedParams P) {
   using L = PrepareLayout<K>;
@@ -335,13 +381,17 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
                          P.work.decay + slot * K + tid % K);
       end_phase(4);
 
-      // The solve's v, loaded now so that the off-diagonal blocks hide the loads' latency: value channel
-      // vcol = tid % 128 (V <= 128) and tokens value_row(n) = tid / 128 + 4 n.
+      // The solve's v, issued now so that the off-diagonal blocks hide the loads' latency; a thread later
+      // keeps value channel vcol = tid % 128 (V <= 128) of tokens value_row(n) = tid / 128 + 4 n. Where v's
+      // rows allow (RawValues), copied as stored into shared memory; else loaded into registers.
       const int V = static_cast<int>(p.V), vcol = tid % kMaxValue;
       constexpr int kValueLoads = kChunk * kMaxValue / kPrepareThreads;
       const auto value_row = [&](int n) { return tid / kMaxValue + n * (kPrepareThreads / kMaxValue); };
+      const bool copy_v = RawValues<K>::copyable(p.v, V);
       std::uint32_t vbits[kValueLoads];
-      if (vcol < V) {
+      if (copy_v) {
+        RawValues<K>::issue(p.v, e, hv, shared);
+      } else if (vcol < V) {
         const TokenColumn v = token_column(p.v, e, hv, vcol);
 #pragma unroll
         for (int n = 0; n < kValueLoads; ++n) vbits[n] = value_bits(v, e, value_row(n));
@@ -411,7 +461,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
             }
         }
       }
+      if (copy_v) cp_async_wait_all();
       end_phase(5);
+      if (copy_v) {  // the copied bits into registers, before xs (over the copies) is written
+        RawValues<K>::read(shared, vbits);
+        __syncthreads();
+      }
 
       // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
       // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then a thread per column (V + K <= 256:
