@@ -261,7 +261,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   float* const triangles = shared + L::triangles;
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
-  __shared__ long long arrivals[kPrepareThreads / kWarp];  // phase clocks: each warp's arrival
+  // Phase clocks: the latest warp's arrival at the barrier closing phase p, kept in latest[p % 2] (thread 0
+  // reads and clears it after that barrier; the slot is next written after the following one). A fixed
+  // address: a per-warp slot's address was a register spilled to the stack, and every warp waited for its
+  // reload before each barrier, with or without clocks.
+  __shared__ long long latest[2];
+  if (tid == 0) latest[0] = latest[1] = 0;  // before the first pass's barrier
   // The loaders' part: loader lt keeps key channel lt % K of tokens lt / K + kLoaderStride n. Tokens past
   // the chunk's length are not loaded: their zero bits widen to the zero rows the later steps need.
   const bool loader = tid >= kSolveColumns;
@@ -289,25 +294,23 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   // The first pass (slot < 0) only issues the first slot's loads: one copy of the loads' code (the
   // kernel must stay within the instruction cache: a kernel of 10 K instructions stalled on fetches).
   for (std::int64_t slot = static_cast<std::int64_t>(blockIdx.x) - gridDim.x; slot < slots; slot += gridDim.x) {
-    long long* const clocks =
-        P.prepare_phase_clocks && slot >= 0 ? P.prepare_phase_clocks + slot * (kPreparePhases + 1) : nullptr;
-    // A phase ends at the barrier after it, when its last warp arrives. With phase clocks, each warp
-    // notes its arrival and thread 0 keeps the latest. (Thread 0's own clock read after the barrier
+    const bool timed = P.prepare_phase_clocks != nullptr && slot >= 0;
+    // A phase ends at the barrier after it, when its last warp arrives. With phase clocks, each warp's
+    // arrival goes into latest (a maximum) and thread 0 records it. (Thread 0's own clock read after the barrier
     // booked the wait for a phase's slowest warp to the next phase whenever warp 0 finished early: the
     // 16:37Z run, once the diagonal blocks gave warp 0 the fewest columns.)
     const auto end_phase = [&](int phase) {
-      if (clocks && lane == 0) arrivals[warp] = clock64();
+      if (timed && lane == 0) atomicMax(&latest[phase % 2], clock64());
       __syncthreads();
-      if (clocks && tid == 0) {
-        long long last = arrivals[0];
-        for (int w = 1; w < kPrepareThreads / kWarp; ++w) last = arrivals[w] > last ? arrivals[w] : last;
-        clocks[phase] = last;
+      if (timed && tid == 0) {
+        P.prepare_phase_clocks[slot * (kPreparePhases + 1) + phase] = latest[phase % 2];
+        latest[phase % 2] = 0;
       }
     };
     if (slot >= 0) {
       const std::int64_t hv = slot % p.HV;
       const ChunkEntry e = P.chunks[slot / p.HV];
-      if (clocks && tid == 0) clocks[0] = clock64();
+      if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1)] = clock64();
 
       // Inputs: the loaders' q and k (issued under the previous slot's solve, or in the first pass) widened
       // into their tiles, alpha's copy waited for; beta per token.
