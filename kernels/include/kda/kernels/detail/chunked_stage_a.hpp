@@ -12,11 +12,14 @@
 #include "kda/kernels/chunked_params.hpp"
 #include "kda/kernels/detail/decode_access.hpp"
 
-// Loops over register arrays must be unrolled on the device (else the arrays go to local memory).
+// Loops over register arrays must be unrolled on the device (else the arrays go to local memory); loops
+// that the compiler would unroll but the prepare kernel's code size cannot afford stay rolled.
 #if defined(__CUDA_ARCH__)
 #define KDA_UNROLL _Pragma("unroll")
+#define KDA_ROLLED _Pragma("unroll 1")
 #else
 #define KDA_UNROLL
+#define KDA_ROLLED
 #endif
 
 namespace kda::kernels::stage_a {
@@ -348,35 +351,60 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
       if (s > seg) between = math::mul(between, total(s));
     anchor[a] = math::mul(between, t.segments[(kSegments + a + 1) * K + d]);
   }
+  // The segment's rows by offset n from row r (tile element at0 + n LD), each walk split at the half-block
+  // and rolled, so that a kernel's loop body holds one row-dependent condition at most and little address
+  // arithmetic: walked by row index with the half-block's conditions inside, the upward loop took 43
+  // instructions a row (now 24 and 31), the downward 28 (26 and 31, with the quadrant's key).
+  const int at0 = r * LD + d;
   float* const quad = t.quad + quadrant_first(seg) * LD + d;
+  std::uint16_t* const qg0 = qg + r * K + d;
+  std::uint16_t* const kg0 = kg + r * K + d;
   float suf = 1.0f, suf8 = 1.0f;
-  for (int i = r + kSubBlock - 1; i >= r; --i) {
-    const float k = t.k[i * LD + d];
-    if (i < r + kHalfBlock) quad[(2 * kHalfBlock + i - r) * LD] = to_tf32(math::mul(k, suf8));
-    kg[i * K + d] = access::f32_to_f16(math::mul(k, math::mul(suf, after)));
+  // Downward: kg and the anchored keys of row r + n (suf = alpha_{r+n+1} ... alpha_{r+15}).
+  const auto keys = [&](int n, float k) {
+    kg0[n * K] = access::f32_to_f16(math::mul(k, math::mul(suf, after)));
     KDA_UNROLL
     for (int a = 0; a < kSegments - 1; ++a)
       if (a >= seg)
-        t.kb[(kb_first(kSubBlock * (a + 1)) + i) * LD + d] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
-    const float alpha_i = t.alpha[i * LD + d];
-    suf = math::mul(suf, alpha_i);
-    if (i <= r + kHalfBlock) suf8 = math::mul(suf8, alpha_i);
+        t.kb[kb_first(kSubBlock * (a + 1)) * LD + at0 + n * LD] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
+  };
+  KDA_ROLLED
+  for (int n = kSubBlock - 1; n >= kHalfBlock; --n) {
+    keys(n, t.k[at0 + n * LD]);
+    suf = math::mul(suf, t.alpha[at0 + n * LD]);
   }
-  // Upward: qg, the right-hand side of w and the anchored q and k rows.
-  const float first = math::mul(before, t.alpha[r * LD + d]);
+  suf8 = math::mul(suf8, t.alpha[at0 + kHalfBlock * LD]);  // alpha_a, suf8's first factor
+  KDA_ROLLED
+  for (int n = kHalfBlock - 1; n >= 0; --n) {
+    const float k = t.k[at0 + n * LD], alpha_n = t.alpha[at0 + n * LD];
+    quad[(2 * kHalfBlock + n) * LD] = to_tf32(math::mul(k, suf8));
+    keys(n, k);
+    suf = math::mul(suf, alpha_n);
+    suf8 = math::mul(suf8, alpha_n);
+  }
+  // Upward: qg, the right-hand side of w and the anchored q and k rows of row r + n (gamma = exp(Γ)).
+  const float first = math::mul(before, t.alpha[at0]);
   float local = 1.0f, local8 = 1.0f;
-  for (int i = r; i < r + kSubBlock; ++i) {
-    const float q = t.q[i * LD + d], k = t.k[i * LD + d];
-    if (i > r) local = math::mul(local, t.alpha[i * LD + d]);
-    if (i > r + kHalfBlock) local8 = math::mul(local8, t.alpha[i * LD + d]);
-    if (i >= r + kHalfBlock) {
-      quad[(i - r - kHalfBlock) * LD] = to_tf32(math::mul(q, local8));
-      quad[(i - r) * LD] = to_tf32(math::mul(k, local8));
-    }
-    const float gamma = i == r ? first : math::mul(first, local);
-    qg[i * K + d] = access::f32_to_f16(math::mul(q, gamma));
-    t.alpha[i * LD + d] = math::mul(t.beta[i], math::mul(k, gamma));
-    if (seg > 0) t.q[i * LD + d] = to_tf32(math::mul(q, local)), t.k[i * LD + d] = to_tf32(math::mul(k, local));
+  const auto rows = [&](int n, float q, float k, float gamma) {
+    qg0[n * K] = access::f32_to_f16(math::mul(q, gamma));
+    t.alpha[at0 + n * LD] = math::mul(t.beta[r + n], math::mul(k, gamma));
+    if (seg > 0) t.q[at0 + n * LD] = to_tf32(math::mul(q, local)), t.k[at0 + n * LD] = to_tf32(math::mul(k, local));
+  };
+  rows(0, t.q[at0], t.k[at0], first);
+  KDA_ROLLED
+  for (int n = 1; n < kHalfBlock; ++n) {
+    const float q = t.q[at0 + n * LD], k = t.k[at0 + n * LD];
+    local = math::mul(local, t.alpha[at0 + n * LD]);
+    rows(n, q, k, math::mul(first, local));
+  }
+  KDA_ROLLED
+  for (int n = kHalfBlock; n < kSubBlock; ++n) {
+    const float q = t.q[at0 + n * LD], k = t.k[at0 + n * LD], alpha_n = t.alpha[at0 + n * LD];
+    local = math::mul(local, alpha_n);
+    if (n > kHalfBlock) local8 = math::mul(local8, alpha_n);
+    quad[(n - kHalfBlock) * LD] = to_tf32(math::mul(q, local8));
+    quad[n * LD] = to_tf32(math::mul(k, local8));
+    rows(n, q, k, math::mul(first, local));
   }
   if (seg == kSegments - 1) *decay = math::mul(before, total(seg));
 }
