@@ -356,8 +356,14 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         const bool row_bit = part & 1, akk_bit = part & 2;
         const int I = kSubBlock * blk + i0 + row_bit;
         const float beta = t.beta[I];  // read once: a read in the loop made its Akk store a branch
+        // The lane's store, if any (part 2 r + a of 0 .. 3): Aqk[I][J] for J <= I, Akk[I][J] for J < I, stepped
+        // by column (Aqk transposed: a row of the tile; Akk: an element) rather than addressed from (I, J).
+        const int j_first = rows + 3, J_first = kSubBlock * blk + j_first;
+        const int j_end = part < 4 ? I - kSubBlock * blk + (akk_bit ? 0 : 1) : 0;  // stores for j < j_end
+        float* to = triangles + (akk_bit ? akk_at(I, J_first) : aqk_at(I, J_first));
+        const int step = akk_bit ? akk_at(0, 1) : aqk_at(0, 1);
 #pragma unroll 1  // one copy of the column's code (instruction cache)
-        for (int j = rows + 3; j >= (rows & kHalfBlock); --j) {
+        for (int j = j_first; j >= (rows & kHalfBlock); --j, to -= step) {
           const bool decays[2] = {j < i0, j < i0 + 1};
           float sq[2], sk[2];
           diagonal_column<K>(t, kSubBlock * blk + j, decays, part, x, sq, sk);
@@ -366,9 +372,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           float z = math::add(akk_bit ? w1 : w0, __shfl_xor_sync(kFullMask, akk_bit ? w0 : w1, 2));
           z = math::add(z, __shfl_xor_sync(kFullMask, z, 4));
           z = math::add(z, __shfl_xor_sync(kFullMask, z, 8));
-          const int J = kSubBlock * blk + j;
-          if (part < 4 && !akk_bit && J <= I) triangles[aqk_at(I, J)] = z;
-          if (part < 4 && akk_bit && J < I) triangles[akk_at(I, J)] = math::mul(beta, z);
+          const float scaled = math::mul(beta, z);
+          if (j < j_end) *to = akk_bit ? scaled : z;
         }
       }
       end_phase(3);
