@@ -50,6 +50,19 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// The m16n8k8 tf32 fragments (lane = 4 g + tq) of rows stored ld floats apart, k-step k0: A from rows 0 .. 15
+// (a0 (g, tq), a1 (g + 8, tq), a2 (g, tq + 4), a3 (g + 8, tq + 4)), B from rows n0 .. n0 + 7 as its columns
+// (b0 (k = tq, n = g), b1 (k = tq + 4, n = g)).
+__device__ __forceinline__ void tf32_a_fragment(const float* rows, int ld, int k0, int g, int tq,
+                                                std::uint32_t (&a)[4]) {
+  a[0] = __float_as_uint(rows[g * ld + k0 + tq]), a[1] = __float_as_uint(rows[(g + 8) * ld + k0 + tq]);
+  a[2] = __float_as_uint(rows[g * ld + k0 + tq + 4]), a[3] = __float_as_uint(rows[(g + 8) * ld + k0 + tq + 4]);
+}
+__device__ __forceinline__ void tf32_b_fragment(const float* rows, int n0, int ld, int k0, int g, int tq,
+                                                std::uint32_t (&b)[2]) {
+  b[0] = __float_as_uint(rows[(n0 + g) * ld + k0 + tq]), b[1] = __float_as_uint(rows[(n0 + g) * ld + k0 + tq + 4]);
+}
+
 // D = A B + D on tensor cores with fp16 operands (pairs of halfs per register) and fp32 accumulation.
 __device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                         std::uint32_t b1) {
@@ -420,11 +433,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           float acc[4] = {};
 #pragma unroll 4
           for (int k0 = 0; k0 < K; k0 += 8) {
-            const std::uint32_t af[4] = {
-                __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
-                __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
-            const std::uint32_t bf[2] = {__float_as_uint(b_rows[g * LD + k0 + tq]),
-                                         __float_as_uint(b_rows[g * LD + k0 + tq + 4])};
+            std::uint32_t af[4], bf[2];
+            tf32_a_fragment(a_rows, LD, k0, g, tq, af);
+            tf32_b_fragment(b_rows, 0, LD, k0, g, tq, bf);
             mma_tf32(acc, af, bf);
           }
 #pragma unroll
@@ -447,13 +458,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll 4
           for (int k0 = 0; k0 < K; k0 += 8) {
             // The anchored rows are tf32 operands (stage_a::chain_segment).
-            const std::uint32_t a[4] = {
-                __float_as_uint(a_rows[g * LD + k0 + tq]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq]),
-                __float_as_uint(a_rows[g * LD + k0 + tq + 4]), __float_as_uint(a_rows[(g + 8) * LD + k0 + tq + 4])};
+            std::uint32_t a[4];
+            tf32_a_fragment(a_rows, LD, k0, g, tq, a);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const std::uint32_t b[2] = {__float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq]),
-                                          __float_as_uint(b_rows[(8 * h + g) * LD + k0 + tq + 4])};
+              std::uint32_t b[2];
+              tf32_b_fragment(b_rows, 8 * h, LD, k0, g, tq, b);
               mma_tf32(acc[h], a, b);
             }
           }
