@@ -30,7 +30,7 @@ using namespace stage_a;
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM; 8 warps hid too little latency)
-constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k], a thread each (V + K <= 256)
+constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k] (V + K <= 256), two a thread
 constexpr int kMaxValue = 128;        // stage A: V <= 128 (its v loads: a thread per value channel)
 constexpr int kLoaderThreads = kPrepareThreads - kSolveColumns;  // stage A: the next slot's loaders
 template <int K>
@@ -130,6 +130,10 @@ __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+// Named barrier `id` (1 .. 15; 0 is __syncthreads') of `threads` threads, whole warps: as __syncthreads for them.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 // threadIdx.x read again where it is used (the compiler cannot reuse an earlier read), so that values
 // derived from it need not stay live, or be spilled, across a kernel's long phases.
@@ -487,10 +491,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
 
       // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
-      // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then a thread per column (V + K <= 256:
-      // eight warps, while the other eight issue the next slot's loads) with the whole column in registers: forward
-      // substitution (stage_a::solve_column, unrolled: no row goes back to shared memory, and no thread waits on
-      // another).
+      // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then forward substitution in place,
+      // two adjacent columns a thread (stage_a::solve_columns' steps) and two warps a pair of columns.
       // Aqk first (zero above the diagonal): its stores drain meanwhile.
       static_assert(kPrepareThreads % kChunk == 0);
       for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
@@ -512,16 +514,51 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
       __syncthreads();
       static_assert(kMaxValue + kMaxValue <= kSolveColumns, "no loader solves");
-      if (tid < V + K) {
-        float x[kChunk];
+      // Warp w < 4 (the owner) and warp w + 4 (its helper), on one scheduler, take columns 64 (w % 4) + 2 lane
+      // and the next ((V + K) / 64 pairs of warps). The owner solves block b (rows b .. b + 15) from the
+      // helper's partial sums, which hold the terms of rows j < b / 2: it adds those of rows b / 2 .. b - 1
+      // and the block's triangle, then stores the rows, final, to xs and (as fp16) to u or w. The helper
+      // computes block b's partial sums while the owner solves block b - 16 (rows j < b / 2 are final by
+      // then; b = 16 and 48 first wait for the owner's blocks 0 and 1). So the solve runs on eight warps, each
+      // load of Akk serving two columns (four warps alone, one a scheduler, took the solve phase from 0.260 to
+      // 0.274 ms at 1 x 8192: nothing hid their loads' latency). The pair meets at two named barriers of its 64
+      // threads, `rows_final` and `partial_ready`, in this order (o: owner, h: helper): o block 0, F, P, block
+      // 16, F, P, block 32, P, block 48; h F, partial 16, P, partial 32, F, P, partial 48, P. Both sides wait
+      // (bar.sync): with the producer's bar.arrive, racecheck reported every handoff as a hazard.
+      if (warp < 8 && 2 * (kWarp * (warp % 4)) < V + K) {
+        const int col = 2 * (kWarp * (warp % 4) + lane), rows_final = 1 + 2 * (warp % 4),
+                  partial_ready = rows_final + 1;
+        constexpr int kPair = 2 * kWarp;
+        float* const x = xs + col;
+        SolveRows<2> acc;
+        if (warp < 4) {
+          std::uint16_t* const out =
+              col < V ? P.work.u + slot * kChunk * V + col : P.work.w + slot * kChunk * K + col - V;
+          const int out_ld = col < V ? V : K;
+#pragma unroll 1
+          for (int b = 0; b < kChunk; b += kSubBlock) {
+            if (b > 0) named_sync(partial_ready, kPair);
+            load_rows(x, kSolveColumns, b, acc);
+            solve_terms(triangles, x, kSolveColumns, b, b / 2, b, acc);
+            solve_triangle(triangles, b, acc);
+            store_rows(x, kSolveColumns, b, acc);
+            if (b < 2 * kSubBlock) named_sync(rows_final, kPair);
 #pragma unroll
-        for (int i = 0; i < kChunk; ++i) x[i] = xs[i * kSolveColumns + tid];
-        solve_column(triangles, x);
-        std::uint16_t* const out =
-            tid < V ? P.work.u + slot * kChunk * V + tid : P.work.w + slot * kChunk * K + tid - V;
-        const int out_ld = tid < V ? V : K;
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i) out[i * out_ld] = access::f32_to_f16(x[i]);
+            for (int r = 0; r < kSubBlock; ++r)
+              *reinterpret_cast<std::uint32_t*>(out + (b + r) * out_ld) =
+                  access::f32_to_f16(acc[r][0]) | static_cast<std::uint32_t>(access::f32_to_f16(acc[r][1])) << 16;
+          }
+        } else {
+          named_sync(rows_final, kPair);
+#pragma unroll 1
+          for (int b = kSubBlock; b < kChunk; b += kSubBlock) {
+            load_rows(x, kSolveColumns, b, acc);
+            solve_terms(triangles, x, kSolveColumns, b, 0, b / 2, acc);
+            store_rows(x, kSolveColumns, b, acc);
+            if (b == 2 * kSubBlock) named_sync(rows_final, kPair);
+            named_sync(partial_ready, kPair);
+          }
+        }
       }
     }
     // Meanwhile the loaders issue the next slot's loads (alpha into its tile, free since the staging).

@@ -133,7 +133,7 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
     for (int i = 0; i < kChunk; ++i)
       x[i] = col < p.V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
                        : alpha[i * LD + (col - static_cast<int>(p.V))];
-    solve_column(akk.data(), x);
+    solve_columns<1>(akk.data(), x, 1);
     for (int i = 0; i < kChunk; ++i) {
       if (col < p.V)
         P.work.u[(slot * kChunk + i) * p.V + col] = access::f32_to_f16(x[i]);

@@ -130,22 +130,41 @@ TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
     for (std::int64_t v = 0; v < p.V; ++v) ASSERT_EQ(p.o.at({0, t, 0, v}), 0.0) << "token " << t;
 }
 
-// The blocked forward substitution (16-row blocks in halves of 8 rows: what the kernel, a column per
-// thread, and the simulation run) performs the plain double loop's fma's in the plain loop's order: the
-// same bits. Random unit-triangular systems with entries of both signs, so that a reordered sum would
-// round differently.
+// The blocked forward substitution performs the plain double loop's fma's in the plain loop's order,
+// the same bits: as the simulation calls it (one column, each block's terms at once) and as the kernel does
+// (two columns a thread; a block's terms of rows j < b / 2 by the helper warp, stored to x as partial sums,
+// the rest and the triangle by the owner). Random unit-triangular systems with entries of both signs, so
+// that a reordered sum would round differently.
 TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
   std::mt19937_64 rng(17);
   std::normal_distribution<float> normal(0.0f, 0.3f);
+  constexpr int N = 2;
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> akk(kChunk * stage_a::kAld);
     for (float& a : akk) a = normal(rng);
-    float blocked[kChunk], plain[kChunk];
-    for (int i = 0; i < kChunk; ++i) blocked[i] = plain[i] = normal(rng) * 4.0f;
-    stage_a::solve_column(akk.data(), blocked);
-    for (int i = 1; i < kChunk; ++i)
-      for (int j = 0; j < i; ++j) plain[i] = std::fma(-akk[i * stage_a::kAld + j], plain[j], plain[i]);
-    for (int i = 0; i < kChunk; ++i) ASSERT_EQ(std::memcmp(&blocked[i], &plain[i], sizeof(float)), 0) << "row " << i;
+    float plain[kChunk][N], split[kChunk][N], single[kChunk];
+    for (int i = 0; i < kChunk; ++i)
+      for (int c = 0; c < N; ++c) plain[i][c] = split[i][c] = normal(rng) * 4.0f;
+    for (int i = 0; i < kChunk; ++i) single[i] = plain[i][1];
+    stage_a::solve_columns<1>(akk.data(), single, 1);
+    for (int b = 0; b < kChunk; b += kSubBlock) {
+      stage_a::SolveRows<N> acc;
+      stage_a::load_rows(&split[0][0], N, b, acc);
+      stage_a::solve_terms(akk.data(), &split[0][0], N, b, 0, b / 2, acc);
+      stage_a::store_rows(&split[0][0], N, b, acc);  // the helper's partial sums, through x
+      stage_a::load_rows(&split[0][0], N, b, acc);
+      stage_a::solve_terms(akk.data(), &split[0][0], N, b, b / 2, b, acc);
+      stage_a::solve_triangle(akk.data(), b, acc);
+      stage_a::store_rows(&split[0][0], N, b, acc);
+    }
+    for (int c = 0; c < N; ++c)
+      for (int i = 1; i < kChunk; ++i)
+        for (int j = 0; j < i; ++j) plain[i][c] = std::fma(-akk[i * stage_a::kAld + j], plain[j][c], plain[i][c]);
+    for (int i = 0; i < kChunk; ++i) {
+      for (int c = 0; c < N; ++c)
+        ASSERT_EQ(std::memcmp(&split[i][c], &plain[i][c], sizeof(float)), 0) << "row " << i << " column " << c;
+      ASSERT_EQ(std::memcmp(&single[i], &plain[i][1], sizeof(float)), 0) << "row " << i << " one column";
+    }
   }
 }
 

@@ -409,52 +409,98 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
   if (seg == kSegments - 1) *decay = math::mul(before, total(seg));
 }
 
-// x <- (I + Akk)^-1 x for one column: forward substitution x_i -= sum_{j < i} Akk[i, j] x_j in fp32,
-// one fma per term, j ascending for each row (chunked_sim_test checks these bits against the plain
-// double loop). In half blocks of 8 rows: rows row0 .. row0 + 7 (xb) lose the terms of columns
-// c0 .. c0 + N - 1 (xc: their final values) (solve_terms), then their own triangle (solve_triangle);
-// the upper half of a block takes the lower half's final rows first. The kernel runs a whole column on
-// one thread, unrolled, the column in registers.
+// N adjacent floats of row `at` (one 8-byte load on the device for N = 2), and back.
 template <int N>
-KDA_HD void solve_terms(const float* akk, int row0, int c0, const float (&xc)[N], float (&xb)[kHalfBlock]) {
-  KDA_UNROLL
-  for (int r = 0; r < kHalfBlock; ++r) {
-    KDA_UNROLL
-    for (int c = 0; c < N; ++c) xb[r] = math::fma(-akk[(row0 + r) * kAld + c0 + c], xc[c], xb[r]);
+KDA_HD void load_columns(const float* at, float (&x)[N]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (N == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(at);
+    x[0] = v.x, x[1] = v.y;
+  } else
+#endif
+  {
+    for (int c = 0; c < N; ++c) x[c] = at[c];
   }
 }
-KDA_HD void solve_triangle(const float* akk, int row0, float (&xb)[kHalfBlock]) {
-  KDA_UNROLL
-  for (int r = 1; r < kHalfBlock; ++r) {
-    KDA_UNROLL
-    for (int c = 0; c < r; ++c) xb[r] = math::fma(-akk[(row0 + r) * kAld + row0 + c], xb[c], xb[r]);
+template <int N>
+KDA_HD void store_columns(float* at, const float (&x)[N]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (N == 2) {
+    *reinterpret_cast<float2*>(at) = make_float2(x[0], x[1]);
+  } else
+#endif
+  {
+    for (int c = 0; c < N; ++c) at[c] = x[c];
   }
 }
-// The whole column, in the kernel's order (unrolled on the device, where x lives in registers).
-KDA_HD void solve_column(const float* akk, float (&x)[kChunk]) {
+
+// x <- (I + Akk)^-1 x for N adjacent columns (row i's at x + i * ld, in place): forward substitution
+// x_i -= sum_{j < i} Akk[i, j] x_j in fp32, one fma per term, j ascending for each row (chunked_sim_test
+// checks these bits against the plain double loop). By 16-row blocks b (first row), the block's rows in
+// registers (acc): solve_terms takes the terms of rows j0 .. j1 - 1 (final, read back from x), four
+// columns of Akk at a time (one 16-byte load per row serves the four terms of all N columns), and
+// solve_triangle the block's own. A block's terms may be taken in several calls, each continuing the rows'
+// chains where the last left them (the kernel splits them between two warps): the order, and so the bits,
+// stay the plain loop's. The kernel runs two columns a thread, so that each load of Akk serves two fma's
+// (with a column a thread, half of the solve's time was the shared-memory pipe delivering Akk's rows to
+// every warp: stop 19's profile).
+inline constexpr int kSolveGroup = 4;
+template <int N>
+using SolveRows = float[kSubBlock][N];
+template <int N>
+KDA_HD void load_rows(const float* x, int ld, int b, SolveRows<N>& acc) {
   KDA_UNROLL
-  for (int r0 = 0; r0 < kChunk; r0 += kSubBlock) {
+  for (int r = 0; r < kSubBlock; ++r) load_columns(x + (b + r) * ld, acc[r]);
+}
+template <int N>
+KDA_HD void store_rows(float* x, int ld, int b, const SolveRows<N>& acc) {
+  KDA_UNROLL
+  for (int r = 0; r < kSubBlock; ++r) store_columns(x + (b + r) * ld, acc[r]);
+}
+template <int N>
+KDA_HD void solve_terms(const float* akk, const float* x, int ld, int b, int j0, int j1, SolveRows<N>& acc) {
+  KDA_ROLLED
+  for (int j = j0; j < j1; j += kSolveGroup) {
+    float xj[kSolveGroup][N];
     KDA_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      const int row0 = r0 + kHalfBlock * h;
-      float xb[kHalfBlock], xc[kSubBlock], xl[kHalfBlock];
+    for (int q = 0; q < kSolveGroup; ++q) load_columns(x + (j + q) * ld, xj[q]);
+    KDA_UNROLL
+    for (int r = 0; r < kSubBlock; ++r) {
+      float a[kSolveGroup];
+      load4(akk + (b + r) * kAld + j, a);
       KDA_UNROLL
-      for (int r = 0; r < kHalfBlock; ++r) xb[r] = x[row0 + r];
-      KDA_UNROLL
-      for (int c0 = 0; c0 < r0; c0 += kSubBlock) {
+      for (int q = 0; q < kSolveGroup; ++q) {
         KDA_UNROLL
-        for (int c = 0; c < kSubBlock; ++c) xc[c] = x[c0 + c];
-        solve_terms(akk, row0, c0, xc, xb);
+        for (int c = 0; c < N; ++c) acc[r][c] = math::fma(-a[q], xj[q][c], acc[r][c]);
       }
-      if (h == 1) {
-        KDA_UNROLL
-        for (int c = 0; c < kHalfBlock; ++c) xl[c] = x[r0 + c];
-        solve_terms(akk, row0, r0, xl, xb);
-      }
-      solve_triangle(akk, row0, xb);
-      KDA_UNROLL
-      for (int r = 0; r < kHalfBlock; ++r) x[row0 + r] = xb[r];
     }
+  }
+}
+template <int N>
+KDA_HD void solve_triangle(const float* akk, int b, SolveRows<N>& acc) {
+  KDA_UNROLL
+  for (int r = 1; r < kSubBlock; ++r) {
+    KDA_UNROLL
+    for (int j = 0; j < r; j += kSolveGroup) {
+      float a[kSolveGroup];  // Akk[b + r][b + j ..]; the entries from the diagonal on are not Akk's, and unused
+      load4(akk + (b + r) * kAld + b + j, a);
+      KDA_UNROLL
+      for (int q = 0; q < kSolveGroup && j + q < r; ++q) {
+        KDA_UNROLL
+        for (int c = 0; c < N; ++c) acc[r][c] = math::fma(-a[q], acc[j + q][c], acc[r][c]);
+      }
+    }
+  }
+}
+// The whole system, block by block (the simulation's order of calls; the kernel's is in prepare_kernel).
+template <int N>
+KDA_HD void solve_columns(const float* akk, float* x, int ld) {
+  for (int b = 0; b < kChunk; b += kSubBlock) {
+    SolveRows<N> acc;
+    load_rows(x, ld, b, acc);
+    solve_terms(akk, x, ld, b, 0, b, acc);
+    solve_triangle(akk, b, acc);
+    store_rows(x, ld, b, acc);
   }
 }
 
