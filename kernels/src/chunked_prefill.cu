@@ -517,47 +517,37 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // Warp w < 4 (the owner) and warp w + 4 (its helper), on one scheduler, take columns 64 (w % 4) + 2 lane
       // and the next ((V + K) / 64 pairs of warps). The owner solves block b (rows b .. b + 15) from the
       // helper's partial sums, which hold the terms of rows j < b / 2: it adds those of rows b / 2 .. b - 1
-      // and the block's triangle, then stores the rows, final, to xs and (as fp16) to u or w. The helper
-      // computes block b's partial sums while the owner solves block b - 16 (rows j < b / 2 are final by
-      // then; b = 16 and 48 first wait for the owner's blocks 0 and 1). So the solve runs on eight warps, each
-      // load of Akk serving two columns (four warps alone, one a scheduler, took the solve phase from 0.260 to
-      // 0.274 ms at 1 x 8192: nothing hid their loads' latency). The pair meets at two named barriers of its 64
-      // threads, `rows_final` and `partial_ready`, in this order (o: owner, h: helper): o block 0, F, P, block
-      // 16, F, P, block 32, P, block 48; h F, partial 16, P, partial 32, F, P, partial 48, P. Both sides wait
-      // (bar.sync): with the producer's bar.arrive, racecheck reported every handoff as a hazard.
+      // and the block's triangle, then stores the rows, final, to xs and (as fp16) to u or w. In steps, each
+      // closed by the pair's named barrier (64 threads, the same instruction for both): the owner solves block
+      // 0, -, 16, 32, 48 while the helper computes the partial sums of -, 16, 32, 48, - (rows j < b / 2 are
+      // final a step before). So the solve runs on eight warps, each load of Akk serving two columns (four
+      // warps alone, one a scheduler, took the solve phase from 0.260 to 0.274 ms at 1 x 8192: nothing hid
+      // their loads' latency). A barrier of both sides' bar.sync at different instructions failed synccheck
+      // ("divergent threads"); the helper's bar.arrive instead of its sync, racecheck.
       if (warp < 8 && 2 * (kWarp * (warp % 4)) < V + K) {
-        const int col = 2 * (kWarp * (warp % 4) + lane), rows_final = 1 + 2 * (warp % 4),
-                  partial_ready = rows_final + 1;
-        constexpr int kPair = 2 * kWarp;
+        const int col = 2 * (kWarp * (warp % 4) + lane), pair_barrier = 1 + warp % 4;
+        const bool owner = warp < 4;
         float* const x = xs + col;
-        SolveRows<2> acc;
-        if (warp < 4) {
-          std::uint16_t* const out =
-              col < V ? P.work.u + slot * kChunk * V + col : P.work.w + slot * kChunk * K + col - V;
-          const int out_ld = col < V ? V : K;
+        std::uint16_t* const out =
+            col < V ? P.work.u + slot * kChunk * V + col : P.work.w + slot * kChunk * K + col - V;
+        const int out_ld = col < V ? V : K;
 #pragma unroll 1
-          for (int b = 0; b < kChunk; b += kSubBlock) {
-            if (b > 0) named_sync(partial_ready, kPair);
+        for (int step = 0; step <= kSegments; ++step) {
+          const int b = owner ? kSubBlock * (step > 0 ? step - 1 : 0) : kSubBlock * step;
+          if (owner ? step != 1 : step > 0 && step < kSegments) {
+            SolveRows<2> acc;
             load_rows(x, kSolveColumns, b, acc);
-            solve_terms(triangles, x, kSolveColumns, b, b / 2, b, acc);
-            solve_triangle(triangles, b, acc);
+            solve_terms(triangles, x, kSolveColumns, b, owner ? b / 2 : 0, owner ? b : b / 2, acc);
+            if (owner) solve_triangle(triangles, b, acc);
             store_rows(x, kSolveColumns, b, acc);
-            if (b < 2 * kSubBlock) named_sync(rows_final, kPair);
+            if (owner) {
 #pragma unroll
-            for (int r = 0; r < kSubBlock; ++r)
-              *reinterpret_cast<std::uint32_t*>(out + (b + r) * out_ld) =
-                  access::f32_to_f16(acc[r][0]) | static_cast<std::uint32_t>(access::f32_to_f16(acc[r][1])) << 16;
+              for (int r = 0; r < kSubBlock; ++r)
+                *reinterpret_cast<std::uint32_t*>(out + (b + r) * out_ld) =
+                    access::f32_to_f16(acc[r][0]) | static_cast<std::uint32_t>(access::f32_to_f16(acc[r][1])) << 16;
+            }
           }
-        } else {
-          named_sync(rows_final, kPair);
-#pragma unroll 1
-          for (int b = kSubBlock; b < kChunk; b += kSubBlock) {
-            load_rows(x, kSolveColumns, b, acc);
-            solve_terms(triangles, x, kSolveColumns, b, 0, b / 2, acc);
-            store_rows(x, kSolveColumns, b, acc);
-            if (b == 2 * kSubBlock) named_sync(rows_final, kPair);
-            named_sync(partial_ready, kPair);
-          }
+          if (step < kSegments) named_sync(pair_barrier, 2 * kWarp);
         }
       }
     }
