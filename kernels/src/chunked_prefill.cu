@@ -544,7 +544,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll
               for (int r = 0; r < kSubBlock; ++r)
                 *reinterpret_cast<std::uint32_t*>(out + (b + r) * out_ld) =
-                    access::f32_to_f16(acc[r][0]) | static_cast<std::uint32_t>(access::f32_to_f16(acc[r][1])) << 16;
+                    access::half_pair(false, acc[r][0], acc[r][1]);
             }
           }
           if (step < kSegments) named_sync(pair_barrier, 2 * kWarp);
