@@ -515,15 +515,16 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       __syncthreads();
       static_assert(kMaxValue + kMaxValue <= kSolveColumns, "no loader solves");
       // Warp w < 4 (the owner) and warp w + 4 (its helper), on one scheduler, take columns 64 (w % 4) + 2 lane
-      // and the next ((V + K) / 64 pairs of warps). The owner solves block b (rows b .. b + 15) from the
-      // helper's partial sums, which hold the terms of rows j < b / 2: it adds those of rows b / 2 .. b - 1
-      // and the block's triangle, then stores the rows, final, to xs and (as fp16) to u or w. In steps, each
-      // closed by the pair's named barrier (64 threads, the same instruction for both): the owner solves block
-      // 0, -, 16, 32, 48 while the helper computes the partial sums of -, 16, 32, 48, - (rows j < b / 2 are
-      // final a step before). So the solve runs on eight warps, each load of Akk serving two columns (four
-      // warps alone, one a scheduler, took the solve phase from 0.260 to 0.274 ms at 1 x 8192: nothing hid
-      // their loads' latency). A barrier of both sides' bar.sync at different instructions failed synccheck
-      // ("divergent threads"); the helper's bar.arrive instead of its sync, racecheck.
+      // and the next ((V + K) / 64 pairs of warps). In step s the owner solves block b = 16 s (rows b .. b + 15)
+      // from the helper's partial sums, which hold the terms of rows j < b - 16: it adds those of rows
+      // b - 16 .. b - 1 (made final a step before) and the block's triangle, then stores the rows, final, to
+      // xs and (as fp16) to u or w; meanwhile the helper computes the partial sums of block b + 16, the terms
+      // of every row final by then (j < b). Steps 0 .. 3, each closed by the pair's named barrier (64 threads,
+      // the same instruction for both): the owner solves blocks 0, 16, 32, 48 while the helper computes the
+      // partial sums of -, 32, 48, -. So the solve runs on eight warps, each load of Akk serving two columns
+      // (four warps alone, one a scheduler, took the solve phase from 0.260 to 0.274 ms at 1 x 8192: nothing
+      // hid their loads' latency). A barrier of both sides' bar.sync at different instructions failed
+      // synccheck ("divergent threads"); the helper's bar.arrive instead of its sync, racecheck.
       if (warp < 8 && 2 * (kWarp * (warp % 4)) < V + K) {
         const int col = 2 * (kWarp * (warp % 4) + lane), pair_barrier = 1 + warp % 4;
         const bool owner = warp < 4;
@@ -532,12 +533,13 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
             col < V ? P.work.u + slot * kChunk * V + col : P.work.w + slot * kChunk * K + col - V;
         const int out_ld = col < V ? V : K;
 #pragma unroll 1
-        for (int step = 0; step <= kSegments; ++step) {
-          const int b = owner ? kSubBlock * (step > 0 ? step - 1 : 0) : kSubBlock * step;
-          if (owner ? step != 1 : step > 0 && step < kSegments) {
+        for (int step = 0; step < kSegments; ++step) {
+          const int b = kSubBlock * (owner ? step : step + 1);
+          if (owner || (step > 0 && step < kSegments - 1)) {
             SolveRows<2> acc;
             load_rows(x, kSolveColumns, b, acc);
-            solve_terms(triangles, x, kSolveColumns, b, owner ? b / 2 : 0, owner ? b : b / 2, acc);
+            solve_terms(triangles, x, kSolveColumns, b, owner ? (b > 0 ? b - kSubBlock : 0) : 0,
+                        owner ? b : b - kSubBlock, acc);
             if (owner) solve_triangle(triangles, b, acc);
             store_rows(x, kSolveColumns, b, acc);
             if (owner) {
@@ -547,7 +549,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
                     access::half_pair(false, acc[r][0], acc[r][1]);
             }
           }
-          if (step < kSegments) named_sync(pair_barrier, 2 * kWarp);
+          if (step < kSegments - 1) named_sync(pair_barrier, 2 * kWarp);
         }
       }
     }

@@ -132,7 +132,7 @@ TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
 
 // The blocked forward substitution performs the plain double loop's fma's in the plain loop's order,
 // the same bits: as the simulation calls it (one column, each block's terms at once) and as the kernel does
-// (two columns a thread; a block's terms of rows j < b / 2 by the helper warp, stored to x as partial sums,
+// (two columns a thread; a block's terms of rows j < b - 16 by the helper warp, stored to x as partial sums,
 // the rest and the triangle by the owner). Random unit-triangular systems with entries of both signs, so
 // that a reordered sum would round differently.
 TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
@@ -150,10 +150,11 @@ TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
     for (int b = 0; b < kChunk; b += kSubBlock) {
       stage_a::SolveRows<N> acc;
       stage_a::load_rows(&split[0][0], N, b, acc);
-      stage_a::solve_terms(akk.data(), &split[0][0], N, b, 0, b / 2, acc);
+      const int helper_end = b > kSubBlock ? b - kSubBlock : 0;
+      stage_a::solve_terms(akk.data(), &split[0][0], N, b, 0, helper_end, acc);
       stage_a::store_rows(&split[0][0], N, b, acc);  // the helper's partial sums, through x
       stage_a::load_rows(&split[0][0], N, b, acc);
-      stage_a::solve_terms(akk.data(), &split[0][0], N, b, b / 2, b, acc);
+      stage_a::solve_terms(akk.data(), &split[0][0], N, b, helper_end, b, acc);
       stage_a::solve_triangle(akk.data(), b, acc);
       stage_a::store_rows(&split[0][0], N, b, acc);
     }
