@@ -41,7 +41,7 @@ constexpr int kScanThreads = 256;  // stage B: 8 warps, (16-token row block) x (
 constexpr int kValueTile = 32;     // stage B: value channels per block
 
 // D = A B + D on tensor cores; the operands are fp32 registers, which the tensor core reads as tf32 (their
-// low 13 bits ignored: tests/gpu/tf32_operand_test).
+// low 13 bits ignored: tests/gpu/tensor_core_hardware_test).
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   asm volatile(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "

@@ -1,12 +1,13 @@
 // The simulation mirrors chunked_prefill.cu stage by stage. Element-wise steps call the same functions
-// (detail/chunked_stage_a.hpp); where the kernel runs an mma, the simulation runs an fp32 fma chain over
-// the same tf32 or fp16 operands (a product of two 11-bit operands is exact in fp32, so only the
-// summation order differs from the device). Compiled with -ffp-contract=off (CMakeLists), so every
+// (detail/chunked_stage_a.hpp); where the kernel runs a chain of mma k-steps, the simulation runs the
+// same chain through the Hopper tensor-core model (tensor_core_model.hpp) on the same tf32 or fp16
+// operands, so that both give the same bits. Compiled with -ffp-contract=off (CMakeLists), so every
 // operation rounds where decode_math.hpp says.
 #include <vector>
 
 #include "kda/kernels/chunked_prefill_sim.hpp"
 #include "kda/kernels/detail/chunked_stage_a.hpp"
+#include "kda/kernels/tensor_core_model.hpp"
 
 namespace kda::kernels {
 
@@ -15,16 +16,8 @@ namespace {
 using namespace stage_a;
 using access::f16_to_f32;
 
-// init + sum of a(s) b(s) over s < n, one fma per term, in the given order.
-template <class A, class B>
-float mma_chain(int n, SumOrder order, float init, A a, B b) {
-  float acc = init;
-  for (int s = 0; s < n; ++s) {
-    const int at = order == SumOrder::ascending ? s : n - 1 - s;
-    acc = math::fma(a(at), b(at), acc);
-  }
-  return acc;
-}
+using tensor_core::mma_sum;
+using tensor_core::Operand;
 
 std::int64_t slot_of(const ChunkedParams& P, std::int64_t c, std::int64_t hv) { return c * P.call.HV + hv; }
 
@@ -51,7 +44,7 @@ void gates(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
 }
 
 template <int K>
-void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder order) {
+void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
   constexpr int LD = kLd<K>;
   const DecodeParams& p = P.call;
   const ChunkEntry& e = P.chunks[c];
@@ -110,11 +103,9 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
         const float* rows = &quad[quadrant_first(blk) * LD];
         const int I = kSubBlock * blk + kHalfBlock + g, J = kSubBlock * blk + n;
         auto key = [&](int d) { return rows[(2 * kHalfBlock + n) * LD + d]; };
-        aqk[I * kAld + J] = mma_chain(
-            K, order, 0.0f, [&](int d) { return rows[g * LD + d]; }, key);
+        aqk[I * kAld + J] = mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return rows[g * LD + d]; }, key);
         akk[I * kAld + J] =
-            math::mul(beta[I], mma_chain(
-                                   K, order, 0.0f, [&](int d) { return rows[(kHalfBlock + g) * LD + d]; }, key));
+            math::mul(beta[I], mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return rows[(kHalfBlock + g) * LD + d]; }, key));
       }
 
   // Off-diagonal sub-blocks (row block rb > column block) on tensor cores: rows r.. r+15 anchored at r.
@@ -123,8 +114,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
       for (int J = 0; J < r; ++J) {
         const float* anchored = &kb[(kb_first(r) + J) * LD];
         auto key = [&](int d) { return anchored[d]; };  // the anchored rows are tf32 operands (chain_segment)
-        aqk[I * kAld + J] = mma_chain(K, order, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
-        akk[I * kAld + J] = math::mul(beta[I], mma_chain(K, order, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
+        aqk[I * kAld + J] = mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return q[I * LD + d]; }, key);
+        akk[I * kAld + J] = math::mul(beta[I], mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }
 
   // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), one column at a time.
@@ -147,7 +138,7 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv, SumOrder o
 }
 
 template <int K>
-void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder order) {
+void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv) {
   const DecodeParams& p = P.call;
   const int V = static_cast<int>(p.V);
   const access::SequenceRange seq = access::sequence_range(p, n);
@@ -189,8 +180,8 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder orde
 
     for (int i = 0; i < kChunk; ++i)
       for (int v = 0; v < V; ++v) {
-        const float wS = mma_chain(
-            K, order, 0.0f, [&](int d) { return f16_to_f32(w[i * K + d]); }, [&](int d) { return St[d * V + v]; });
+        const float wS = mma_sum(
+            Operand::f16, K, 0.0f, [&](int d) { return f16_to_f32(w[i * K + d]); }, [&](int d) { return St[d * V + v]; });
         vnew[i * V + v] = f16_to_f32(access::f32_to_f16(math::sub(f16_to_f32(u[i * V + v]), wS)));
       }
     const ChunkEntry& e = P.chunks[c];
@@ -198,17 +189,17 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder orde
       for (int v = 0; v < V; ++v) {
         // The warp of row block i / 16 runs the k-steps of columns j < 16 (i / 16 + 1); Aqk is 0 for j > i.
         const int columns = kSubBlock * (i / kSubBlock + 1);
-        float acc = mma_chain(
-            K, order, 0.0f, [&](int d) { return f16_to_f32(qg[i * K + d]); }, [&](int d) { return St[d * V + v]; });
-        acc = mma_chain(
-            columns, order, acc, [&](int j) { return f16_to_f32(aqk[i * kChunk + j]); },
+        float acc = mma_sum(
+            Operand::f16, K, 0.0f, [&](int d) { return f16_to_f32(qg[i * K + d]); }, [&](int d) { return St[d * V + v]; });
+        acc = mma_sum(
+            Operand::f16, columns, acc, [&](int j) { return f16_to_f32(aqk[i * kChunk + j]); },
             [&](int j) { return vnew[j * V + v]; });
         access::store(p.o, o_at(e.first + i, v), acc);
       }
     for (int d = 0; d < K; ++d)
       for (int v = 0; v < V; ++v)
-        S[d * V + v] = mma_chain(
-            kChunk, order, math::mul(decay[d], S[d * V + v]), [&](int j) { return f16_to_f32(kg[j * K + d]); },
+        S[d * V + v] = mma_sum(
+            Operand::f16, kChunk, math::mul(decay[d], S[d * V + v]), [&](int j) { return f16_to_f32(kg[j * K + d]); },
             [&](int j) { return vnew[j * V + v]; });
   }
   if (hs.out)
@@ -219,21 +210,21 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv, SumOrder orde
 
 }  // namespace
 
-void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::int64_t hv, SumOrder order) {
+void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::int64_t hv) {
   if (params.call.K == 64)
-    gates<64>(params, c, hv), prepare<64>(params, c, hv, order);
+    gates<64>(params, c, hv), prepare<64>(params, c, hv);
   else
-    gates<128>(params, c, hv), prepare<128>(params, c, hv, order);
+    gates<128>(params, c, hv), prepare<128>(params, c, hv);
 }
 
-void simulate_chunk_scan(const ChunkedParams& params, std::int64_t n, std::int64_t hv, SumOrder order) {
+void simulate_chunk_scan(const ChunkedParams& params, std::int64_t n, std::int64_t hv) {
   if (params.call.K == 64)
-    scan<64>(params, n, hv, order);
+    scan<64>(params, n, hv);
   else
-    scan<128>(params, n, hv, order);
+    scan<128>(params, n, hv);
 }
 
-void simulate_chunked_prefill(Problem& problem, SumOrder order) {
+void simulate_chunked_prefill(Problem& problem) {
   const ChunkTable table = make_chunk_table(problem);
   const auto chunks = static_cast<std::int64_t>(table.chunks.size());
   std::vector<std::byte> workspace(chunked_workspace_bytes(chunks, problem.HV, problem.K, problem.V));
@@ -241,9 +232,9 @@ void simulate_chunked_prefill(Problem& problem, SumOrder order) {
       make_chunked_params(problem, [](GuardedBuffer& b) { return b.data(); }, table.chunks.data(),
                           table.sequence_chunks.data(), chunks, workspace.data());
   for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_prepare(params, c, hv, order);
+    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_prepare(params, c, hv);
   for (std::int64_t n = 0; n < problem.N; ++n)
-    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_scan(params, n, hv, order);
+    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_scan(params, n, hv);
 }
 
 }  // namespace kda::kernels

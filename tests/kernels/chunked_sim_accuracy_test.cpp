@@ -16,7 +16,7 @@ namespace {
 
 ReferenceOutputs simulate(const Problem& input) {
   Problem p = deep_copy(input);
-  simulate_chunked_prefill(p, SumOrder::ascending);
+  simulate_chunked_prefill(p);
   return props::read_outputs(p);
 }
 

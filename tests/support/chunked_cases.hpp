@@ -23,11 +23,6 @@ inline ProblemSpec benchmark_spec(std::vector<std::int64_t> lengths, std::int64_
   return s;
 }
 
-// How far (rel-RMS) the CUDA kernel's outputs of a dtype may lie from the simulation's
-// (docs/cuda-prefill.md): 1e-5 for the fp32 values, plus u(dtype) / 4 for the rare element whose
-// rounding into the output dtype flips by one ulp when the fp32 value moves in its last bits.
-inline double cuda_vs_sim_bound(DType dtype) { return 1e-5 + props::unit_roundoff(dtype) / 4; }
-
 inline std::vector<std::pair<std::string, ProblemSpec>> chunked_named_cases() {
   std::vector<std::pair<std::string, ProblemSpec>> out;
   {  // every edge length, a pool with padding rows and a padded slot stride, GVA, chunk states

@@ -286,7 +286,7 @@ KDA_HD void diagonal_partials(const Tile& t, int blk, int i, int part, float (&a
 
 // A tf32 tensor-core operand as the tensor core reads an fp32 register: its top 19 bits (sign, exponent,
 // 10 fraction bits), the low 13 ignored, so truncated toward zero (Inf stays Inf, NaN NaN).
-// tests/gpu/tf32_operand_test checks this on the device. The kernel stores the fp32 value itself and
+// tests/gpu/tensor_core_hardware_test checks this on the device. The kernel stores the fp32 value itself and
 // leaves the truncation to the tensor core (rounding it first cost five integer instructions per
 // operand, a fifth of the decay chains'); the simulation truncates here.
 KDA_HD float to_tf32(float x) {
