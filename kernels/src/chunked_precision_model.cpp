@@ -26,16 +26,6 @@ double tf32(double x) {
   return std::ldexp(std::trunc(std::ldexp(m, 11)), e - 11);
 }
 Matrix tf32(const Matrix& m) { return m.unaryExpr([](double x) { return tf32(x); }); }
-// To 11 significant bits, to nearest with ties away from zero (stage_a::round_to_tf32: the operands of the
-// products with the inverse).
-Matrix tf32_nearest(const Matrix& m) {
-  return m.unaryExpr([](double x) {
-    if (x == 0 || !std::isfinite(x)) return x;
-    int e = 0;
-    const double f = std::frexp(x, &e);
-    return std::ldexp(std::round(std::ldexp(f, 11)), e - 11);
-  });
-}
 Matrix fp16(const Matrix& m) { return m.unaryExpr([](double x) { return round_to(DType::f16, x); }); }
 
 // One chunk of C <= 64 tokens: advances S (K x V) and writes the chunk's outputs (C x V) into o.
@@ -71,13 +61,11 @@ void chunk(Matrix& S, const ref::TokenBlock<double>& in, Matrix& o) {
     eg.row(i) = gamma.row(i).array().exp();
     kg.row(i) = in.k.row(i).array() * decay(C - 1, i);
   }
-  // u and w through the inverse T = (I + Akk)^-1, T and the right-hand sides tf32 operands.
-  Matrix T = Matrix::Identity(C, C);
-  Akk.triangularView<Eigen::UnitLower>().solveInPlace(T);
-  T = tf32_nearest(T);
-  Matrix u = fp16(Matrix(T * tf32_nearest(Matrix(in.beta.asDiagonal() * in.v))));
-  Matrix w = fp16(Matrix(T * tf32_nearest(Matrix(in.beta.asDiagonal() * (in.k.array() * eg.array()).matrix()))));
-  kg = fp16(kg), Aqk = fp16(Aqk);
+  Matrix u = in.beta.asDiagonal() * in.v;
+  Matrix w = in.beta.asDiagonal() * (in.k.array() * eg.array()).matrix();
+  Akk.triangularView<Eigen::UnitLower>().solveInPlace(u);
+  Akk.triangularView<Eigen::UnitLower>().solveInPlace(w);
+  u = fp16(u), w = fp16(w), kg = fp16(kg), Aqk = fp16(Aqk);
   const Matrix qg = fp16(Matrix(in.q.array() * eg.array()));
 
   const Matrix St = fp16(S);

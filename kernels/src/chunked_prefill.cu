@@ -30,11 +30,9 @@ using namespace stage_a;
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM; 8 warps hid too little latency)
-constexpr int kSolveColumns = 256;    // stage A: the columns of [v | k] (V + K <= 256), 32 a solving warp
-constexpr int kSolveThreads = 256;    // stage A: the warps that invert (I + Akk) and multiply
-constexpr int kRhsLd = kSolveColumns + 8;  // stage A: xs's row stride (the B fragments' loads conflict-free)
+constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k] (V + K <= 256), two a thread
 constexpr int kMaxValue = 128;        // stage A: V <= 128 (its v loads: a thread per value channel)
-constexpr int kLoaderThreads = kPrepareThreads - kSolveThreads;  // stage A: the next slot's loaders
+constexpr int kLoaderThreads = kPrepareThreads - kSolveColumns;  // stage A: the next slot's loaders
 template <int K>
 constexpr int kLoaderStride = kLoaderThreads / K;  // stage A: a loader's tokens lie this far apart
 template <int K>
@@ -198,7 +196,7 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // ---------------------------------------------------------------------------------------------------
 // Stage A, second kernel, the prepare kernel: one block of 512 threads per SM, taking the slots (chunk
 // c, value head hv), slot = c * HV + hv, blockIdx.x, blockIdx.x + gridDim.x, ... The loaders, the
-// threads from kSolveThreads on, issue the next slot's input loads (q and k into registers, alpha by
+// threads from kSolveColumns on, issue the next slot's input loads (q and k into registers, alpha by
 // cp.async into its tile) while the other threads solve the current slot's triangular system, so that
 // a slot's inputs are waiting when it starts.
 
@@ -215,14 +213,12 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
                        quad = kb + kAnchoredRows * LD, beta = quad + kSegments * kQuadrantRows * LD,
                        triangles = beta + kChunk, segments = triangles + kChunk * kAld,
                        tiles = segments + 2 * kSegments * K;
-  // The right-hand sides [v | k], [64][kRhsLd], staged for the products with the inverse: over the q and
-  // k tiles, which are no longer read then, where they are large enough (K = 128), else after the tiles.
-  // The inverse itself over the anchored keys' tile, free once the off-diagonal blocks are done.
-  static constexpr int xs_size = kChunk * kRhsLd;
+  // The solve's right-hand sides [v | k], [64][kSolveColumns], staged for the threads that take a column
+  // each: over the q and k tiles, which are no longer read then, where they are large enough (K = 128),
+  // else after the tiles.
+  static constexpr int xs_size = kChunk * kSolveColumns;
   static constexpr int xs = xs_size <= 2 * kChunk * LD ? q : tiles;
   static constexpr int total = xs == q ? tiles : tiles + xs_size;
-  static constexpr int inverse = kb;
-  static_assert(kChunk * kAld <= kAnchoredRows * LD, "the inverse fits the anchored keys' tile");
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
 
@@ -290,8 +286,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   if (tid == 0) latest[0] = latest[1] = 0;  // before the first pass's barrier
   // The loaders' part: loader lt keeps key channel lt % K of tokens lt / K + kLoaderStride n. Tokens past
   // the chunk's length are not loaded: their zero bits widen to the zero rows the later steps need.
-  const bool loader = tid >= kSolveThreads;
-  const int lt = tid - kSolveThreads;
+  const bool loader = tid >= kSolveColumns;
+  const int lt = tid - kSolveColumns;
   std::uint32_t q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
   const auto issue_inputs = [&](std::int64_t next) {
     const ChunkEntry en = P.chunks[next / p.HV];
@@ -494,87 +490,66 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         __syncthreads();
       }
 
-      // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the right-hand sides [v | k] into
-      // xs[i][col] as tf32 operands (v widened and scaled, beta k exp(Γ) from its tile) and e_j's rows into
-      // T's tile; then T by the inverse's steps (stage_a::inverse_terms, inverse_triangle) and the
-      // products on tensor cores, by the first eight warps. Aqk first (zero above the diagonal): its
-      // stores drain meanwhile.
+      // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
+      // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then forward substitution in place,
+      // two adjacent columns a thread (stage_a::solve_columns' steps) and two warps a pair of columns.
+      // Aqk first (zero above the diagonal): its stores drain meanwhile.
       static_assert(kPrepareThreads % kChunk == 0);
       for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
         P.work.aqk[(slot * kChunk + row) * kChunk + col] =
             access::f32_to_f16(col <= row ? triangles[aqk_at(row, col)] : 0.0f);
       float* const xs = shared + L::xs;
-      float* const inverse = shared + L::inverse;
       if (vcol < V) {
 #pragma unroll
         for (int n = 0; n < kValueLoads; ++n)
-          xs[value_row(n) * kRhsLd + vcol] =
-              round_to_tf32(value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]));
+          xs[value_row(n) * kSolveColumns + vcol] = value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]);
       }
       {  // beta k exp(Γ) from its tile: the thread's channel tid % K, rows tid / K + (512 / K) m (fixed
          // strides from one base each: the index arithmetic of a flat loop was most of this copy's cost)
         constexpr int kRowsApart = kPrepareThreads / K;
         const float* from = t.alpha + tid / K * LD + tid % K;
-        float* to = xs + tid / K * kRhsLd + V + tid % K;
+        float* to = xs + tid / K * kSolveColumns + V + tid % K;
 #pragma unroll
-        for (int m = 0; m < kChunk / kRowsApart; ++m)
-          to[m * kRowsApart * kRhsLd] = round_to_tf32(from[m * kRowsApart * LD]);
-      }
-      // T's blocks on and below the diagonal (those above are never read).
-      for (int at = tid; at < kChunk * kChunk; at += kPrepareThreads) {
-        const int i = at / kChunk, j = at % kChunk;
-        if (i / kSubBlock >= j / kSubBlock) inverse[i * kAld + j] = inverse_start(i, j);
+        for (int m = 0; m < kChunk / kRowsApart; ++m) to[m * kRowsApart * kSolveColumns] = from[m * kRowsApart * LD];
       }
       __syncthreads();
-      static_assert(kMaxValue + kMaxValue <= kSolveColumns && kSolveColumns == 32 * (kSolveThreads / kWarp));
-      if (tid < kSolveThreads) {
-        // T right-looking, a thread per (block, column) task: block m's triangle for the columns j < m + 16,
-        // then block m's terms in every later block for those columns, each step closed by the solving
-        // warps' named barrier. Each column sees its steps in stage_a's order, so T has the simulation's
-        // bits (inverse_column).
+      static_assert(kMaxValue + kMaxValue <= kSolveColumns, "no loader solves");
+      // Warp w < 4 (the owner) and warp w + 4 (its helper), on one scheduler, take columns 64 (w % 4) + 2 lane
+      // and the next ((V + K) / 64 pairs of warps). In step s the owner solves block b = 16 s (rows b .. b + 15)
+      // from the helper's partial sums, which hold the terms of rows j < b - 16: it adds those of rows
+      // b - 16 .. b - 1 (made final a step before) and the block's triangle, then stores the rows, final, to
+      // xs and (as fp16) to u or w; meanwhile the helper computes the partial sums of block b + 16, the terms
+      // of every row final by then (j < b). Steps 0 .. 3, each closed by the pair's named barrier (64 threads,
+      // the same instruction for both): the owner solves blocks 0, 16, 32, 48 while the helper computes the
+      // partial sums of -, 32, 48, -. So the solve runs on eight warps, each load of Akk serving two columns
+      // (four warps alone, one a scheduler, took the solve phase from 0.260 to 0.274 ms at 1 x 8192: nothing
+      // hid their loads' latency). A barrier of both sides' bar.sync at different instructions failed
+      // synccheck ("divergent threads"); the helper's bar.arrive instead of its sync, racecheck.
+      if (warp < 8 && 2 * (kWarp * (warp % 4)) < V + K) {
+        const int col = 2 * (kWarp * (warp % 4) + lane), pair_barrier = 1 + warp % 4;
+        const bool owner = warp < 4;
+        float* const x = xs + col;
+        std::uint16_t* const out =
+            col < V ? P.work.u + slot * kChunk * V + col : P.work.w + slot * kChunk * K + col - V;
+        const int out_ld = col < V ? V : K;
 #pragma unroll 1
-        for (int m = 0; m < kChunk; m += kSubBlock) {
-          if (tid < m + kSubBlock) inverse_triangle(triangles, inverse + tid, kAld, m);
-          named_sync(1, kSolveThreads);
-          const int columns = m + kSubBlock, tasks = (kChunk - m - kSubBlock) / kSubBlock * columns;
-          if (tasks == 0) break;
-          if (tid < tasks)
-            inverse_terms(triangles, inverse + tid % columns, kAld, m + kSubBlock * (1 + tid / columns), m);
-          named_sync(1, kSolveThreads);
-        }
-        // [u | w] = T xs on tensor cores: warp w takes columns 32 w .. 32 w + 31 (four 8-column tiles) of
-        // every row block rb, over the k-steps of columns j < 16 (rb + 1); T's entries rounded to tf32 as
-        // they are loaded, as the right-hand sides were when staged. Rows past the chunk's length come out
-        // zero (their right-hand sides are).
-        const int g = lane / 4, tq = lane % 4, col0 = kWarp * warp;
-        if (col0 < V + K) {
-          std::uint16_t* const out =
-              col0 < V ? P.work.u + slot * kChunk * V + col0 : P.work.w + slot * kChunk * K + col0 - V;
-          const int out_ld = col0 < V ? V : K;
-#pragma unroll 1
-          for (int rb = 0; rb < kSegments; ++rb) {
-            float acc[4][4] = {};
-            const float* a_rows = inverse + kSubBlock * rb * kAld;
-#pragma unroll 2
-            for (int k0 = 0; k0 < kSubBlock * (rb + 1); k0 += 8) {
-              std::uint32_t a[4];
-              tf32_a_fragment(a_rows, kAld, k0, g, tq, a);
+        for (int step = 0; step < kSegments; ++step) {
+          const int b = kSubBlock * (owner ? step : step + 1);
+          if (owner || (step > 0 && step < kSegments - 1)) {
+            SolveRows<2> acc;
+            load_rows(x, kSolveColumns, b, acc);
+            solve_terms(triangles, x, kSolveColumns, b, owner ? (b > 0 ? b - kSubBlock : 0) : 0,
+                        owner ? b : b - kSubBlock, acc);
+            if (owner) solve_triangle(triangles, b, acc);
+            store_rows(x, kSolveColumns, b, acc);
+            if (owner) {
 #pragma unroll
-              for (int x = 0; x < 4; ++x) a[x] = __float_as_uint(round_to_tf32(__uint_as_float(a[x])));
-              const float* b_rows = xs + (k0 + tq) * kRhsLd + col0 + g;
-#pragma unroll
-              for (int nt = 0; nt < 4; ++nt) {
-                const std::uint32_t b[2] = {__float_as_uint(b_rows[8 * nt]), __float_as_uint(b_rows[4 * kRhsLd + 8 * nt])};
-                mma_tf32(acc[nt], a, b);
-              }
+              for (int r = 0; r < kSubBlock; ++r)
+                *reinterpret_cast<std::uint32_t*>(out + (b + r) * out_ld) =
+                    access::half_pair(false, acc[r][0], acc[r][1]);
             }
-#pragma unroll
-            for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-              for (int h = 0; h < 2; ++h)
-                *reinterpret_cast<std::uint32_t*>(out + (kSubBlock * rb + g + 8 * h) * out_ld + 8 * nt + 2 * tq) =
-                    access::half_pair(false, acc[nt][2 * h], acc[nt][2 * h + 1]);
           }
+          if (step < kSegments - 1) named_sync(pair_barrier, 2 * kWarp);
         }
       }
     }

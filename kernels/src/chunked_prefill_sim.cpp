@@ -118,27 +118,20 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
         akk[I * kAld + J] = math::mul(beta[I], mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }
 
-  // T = (I + Akk)^-1 column by column (the entries above each column's 16-row block are never read);
-  // then u = T (beta v) and w = T (beta k exp(Γ)) on tensor cores, T and the right-hand sides rounded to
-  // tf32 operands, row block rb taking the k-steps of columns j < 16 (rb + 1) (T is 0 above the diagonal).
-  std::vector<float> T(kChunk * kChunk), rhs(kChunk * (p.V + K));
-  for (int j = 0; j < kChunk; ++j) inverse_column(akk.data(), T.data() + j, kChunk, j);
-  const int columns = static_cast<int>(p.V) + K;
-  for (int col = 0; col < columns; ++col)
+  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), one column at a time.
+  for (int col = 0; col < p.V + K; ++col) {
+    float x[kChunk];
     for (int i = 0; i < kChunk; ++i)
-      rhs[i * columns + col] = round_to_tf32(
-          col < p.V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
-                    : alpha[i * LD + (col - static_cast<int>(p.V))]);
-  for (int i = 0; i < kChunk; ++i)
-    for (int col = 0; col < columns; ++col) {
-      const float x = mma_sum(
-          Operand::tf32, kSubBlock * (i / kSubBlock + 1), 0.0f,
-          [&](int j) { return round_to_tf32(T[i * kChunk + j]); }, [&](int j) { return rhs[j * columns + col]; });
+      x[i] = col < p.V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
+                       : alpha[i * LD + (col - static_cast<int>(p.V))];
+    solve_columns<1>(akk.data(), x, 1);
+    for (int i = 0; i < kChunk; ++i) {
       if (col < p.V)
-        P.work.u[(slot * kChunk + i) * p.V + col] = access::f32_to_f16(x);
+        P.work.u[(slot * kChunk + i) * p.V + col] = access::f32_to_f16(x[i]);
       else
-        P.work.w[(slot * kChunk + i) * K + (col - p.V)] = access::f32_to_f16(x);
+        P.work.w[(slot * kChunk + i) * K + (col - p.V)] = access::f32_to_f16(x[i]);
     }
+  }
   for (int i = 0; i < kChunk; ++i)
     for (int j = 0; j < kChunk; ++j)
       P.work.aqk[(slot * kChunk + i) * kChunk + j] = access::f32_to_f16(aqk[i * kAld + j]);

@@ -156,44 +156,5 @@ TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
   }
 }
 
-// The inverse (I + Akk)^-1 has the same bits by the simulation's column-by-column order and by the
-// kernel's right-looking steps (each block's triangle for the columns up to it, then its terms in every
-// later block), and they are the plain forward substitution's of e_j; T (I + Akk) is the identity to
-// fp32 accuracy.
-TEST(ChunkedSim, InverseStepsHaveThePlainLoopsBits) {
-  std::mt19937_64 rng(18);
-  std::normal_distribution<float> normal(0.0f, 0.3f);
-  constexpr int ld = stage_a::kAld;
-  for (int trial = 0; trial < 10; ++trial) {
-    std::vector<float> akk(kChunk * ld), by_column(kChunk * kChunk, 0.0f), right_looking(kChunk * ld, 0.0f);
-    for (float& a : akk) a = normal(rng);
-    for (int j = 0; j < kChunk; ++j) stage_a::inverse_column(akk.data(), by_column.data() + j, kChunk, j);
-    for (int i = 0; i < kChunk; ++i)
-      for (int j = 0; j < kChunk; ++j)
-        if (i / kSubBlock >= j / kSubBlock) right_looking[i * ld + j] = stage_a::inverse_start(i, j);
-    for (int m = 0; m < kChunk; m += kSubBlock) {
-      for (int j = 0; j < m + kSubBlock; ++j) stage_a::inverse_triangle(akk.data(), right_looking.data() + j, ld, m);
-      for (int b = m + kSubBlock; b < kChunk; b += kSubBlock)
-        for (int j = 0; j < m + kSubBlock; ++j) stage_a::inverse_terms(akk.data(), right_looking.data() + j, ld, b, m);
-    }
-    for (int j = 0; j < kChunk; ++j) {
-      float plain[kChunk];
-      for (int i = 0; i < kChunk; ++i) plain[i] = stage_a::inverse_start(i, j);
-      stage_a::solve_columns<1>(akk.data(), plain, 1);
-      for (int i = j / kSubBlock * kSubBlock; i < kChunk; ++i) {
-        ASSERT_EQ(std::memcmp(&by_column[i * kChunk + j], &right_looking[i * ld + j], sizeof(float)), 0)
-            << "T[" << i << "][" << j << "]";
-        ASSERT_EQ(std::memcmp(&by_column[i * kChunk + j], &plain[i], sizeof(float)), 0) << "T[" << i << "][" << j << "]";
-      }
-    }
-    for (int i = 0; i < kChunk; ++i)  // T (I + A): row i, column j, A strictly lower
-      for (int j = 0; j <= i; ++j) {
-        double x = by_column[i * kChunk + j];
-        for (int k = j + 1; k <= i; ++k) x += static_cast<double>(by_column[i * kChunk + k]) * akk[k * ld + j];
-        ASSERT_NEAR(x, i == j ? 1.0 : 0.0, 1e-4) << "(T (I + Akk))[" << i << "][" << j << "]";
-      }
-  }
-}
-
 }  // namespace
 }  // namespace kda::kernels

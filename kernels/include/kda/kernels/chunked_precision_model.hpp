@@ -7,9 +7,7 @@
 //         state S and v_new where they enter a product (stage B's fp16 tensor-core operands);
 //   tf32 (truncated, as the tensor core reads an fp32 register): the anchored operands q_i exp(Γi - Γr),
 //         k_i exp(Γi - Γr) and k_j exp(Γr - Γj) of the off-diagonal sub-blocks (r: the row's sub-block)
-//         and of the diagonal sub-blocks' quadrants (r: the row's 8-row half);
-//   tf32 (to nearest): the inverse (I + Akk)^-1 and the right-hand sides beta v and beta k exp(Γ), the
-//         operands of the products that give u and w.
+//         and of the diagonal sub-blocks' quadrants (r: the row's 8-row half).
 // It is the "same-precision run" of FlashAttention's rule (kda-facts §5): the catalogue judges the
 // kernel's error against twice this model's error. A kernel with an arithmetic bug lands far outside it,
 // while the unavoidable cost of 11-bit operands is in the model too.

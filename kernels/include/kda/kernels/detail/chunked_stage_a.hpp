@@ -504,39 +504,4 @@ KDA_HD void solve_columns(const float* akk, float* x, int ld) {
   }
 }
 
-// The inverse T = (I + Akk)^-1, lower unit triangular, whose products with the right-hand sides give u
-// and w on tensor cores. Column j of T is the forward substitution of e_j: solve_columns' fma's, less
-// those of the rows above j's 16-row block (x = 0 there: for finite Akk, the same bits), so that j's
-// block c = 16 (j / 16) is the column's first. A column (rows `ld` apart, from row 0) holds e_j's rows
-// from block c down on entry (inverse_start: 1 at row j, else 0); then these steps in this order give
-// T: for each block b >= c, its terms of blocks m = c .. b - 16 (ascending), then its triangle. The
-// simulation runs them column by column (inverse_column); the kernel right-looking, each step over
-// every column it concerns at once (prepare_kernel).
-KDA_HD float inverse_start(int i, int j) { return i == j ? 1.0f : 0.0f; }
-KDA_HD void inverse_terms(const float* akk, float* column, int ld, int b, int m) {
-  SolveRows<1> acc;
-  load_rows(column, ld, b, acc);
-  solve_terms(akk, column, ld, b, m, m + kSubBlock, acc);
-  store_rows(column, ld, b, acc);
-}
-KDA_HD void inverse_triangle(const float* akk, float* column, int ld, int b) {
-  SolveRows<1> acc;
-  load_rows(column, ld, b, acc);
-  solve_triangle(akk, b, acc);
-  store_rows(column, ld, b, acc);
-}
-KDA_HD void inverse_column(const float* akk, float* column, int ld, int j) {
-  const int c = j / kSubBlock * kSubBlock;
-  for (int i = c; i < kChunk; ++i) column[i * ld] = inverse_start(i, j);
-  for (int b = c; b < kChunk; b += kSubBlock) {
-    for (int m = c; m < b; m += kSubBlock) inverse_terms(akk, column, ld, b, m);
-    inverse_triangle(akk, column, ld, b);
-  }
-}
-
-// x rounded to tf32 (11 significant bits), to nearest with ties away from zero: the operands of the
-// products with T, which the tensor core would otherwise truncate (a bias of half a unit on every
-// entry, in one direction). Integer operations on both sides (Inf stays Inf).
-KDA_HD float round_to_tf32(float x) { return math::bits_to_float((math::float_to_bits(x) + 0x1000u) & 0xffffe000u); }
-
 }  // namespace kda::kernels::stage_a
