@@ -57,10 +57,11 @@ inline Term term_of(float x, int smallest_exponent) {
 
 // t's value times 2^(25 - top), truncated toward zero, with its sign.
 inline std::int64_t aligned(const Term& t, int top) {
+  if (t.magnitude == 0) return 0;  // (a zero's shift is no scale: it could be any size)
   const int shift = t.shift + 25 - top;
   std::uint64_t m = 0;
   if (shift >= 0)
-    m = t.magnitude << shift;  // only for small terms of c: the result stays under 2^27
+    m = t.magnitude << shift;  // only for c, by 2 at most (its exponent is at most top): under 2^27
   else if (shift > -64)
     m = t.magnitude >> -shift;
   return t.negative ? -static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m);
