@@ -1,5 +1,5 @@
 // The CUDA chunked prefill against its CPU simulation, bit for bit: every element of every output (o,
-// final states, chunk-start states) equal. Element-wise steps are the same functions on both sides, and
+// final states, chunk-start states) equal (test::compare). Element-wise steps are the same functions on both sides, and
 // the simulation computes each chain of mma k-steps with the Hopper tensor-core model
 // (tensor_core_model.hpp, held to the hardware by tensor_core_hardware_test). Named cases that reach every
 // path (edge lengths 0, 1, 63, 64, 65 and 129, pool with padding rows and a padded slot stride, GVA, chunk
@@ -8,8 +8,7 @@
 // run must also leave every byte outside its outputs untouched. Skips without an sm_90 device.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
+#include "../support/bit_agreement.hpp"
 #include "../support/chunked_cases.hpp"
 #include "../support/generated_cases.hpp"
 #include "../support/run_against_simulation.hpp"
@@ -23,17 +22,6 @@
 namespace kda::kernels {
 namespace {
 
-// Elements of one output that differ, with the first of them.
-void expect_identical(const char* tensor, const std::vector<double>& cuda, const std::vector<double>& sim) {
-  ASSERT_EQ(cuda.size(), sim.size()) << tensor;
-  std::size_t differing = 0, first = 0;
-  for (std::size_t i = 0; i < cuda.size(); ++i)
-    if (std::memcmp(&cuda[i], &sim[i], sizeof(double)) != 0 && differing++ == 0) first = i;
-  EXPECT_EQ(differing, 0u) << tensor << ": " << differing << " of " << cuda.size() << " elements differ; the first, "
-                           << first << ": CUDA " << cuda[first] << ", simulation " << sim[first] << " (rel-RMS "
-                           << rel_rms(cuda, sim) << ")";
-}
-
 void expect_agreement(Kernel& cuda, const Problem& input) {
   SCOPED_TRACE(input.describe());
   static const auto sim = make_sim_chunked_kernel();
@@ -41,9 +29,13 @@ void expect_agreement(Kernel& cuda, const Problem& input) {
   test::run_against_simulation(cuda, *sim, input, ran);
   if (testing::Test::HasFatalFailure()) return;
   const ReferenceOutputs g = props::read_outputs(ran.cuda), c = props::read_outputs(ran.simulation);
-  expect_identical("o", g.o, c.o);
-  if (input.final_state || input.state_pool) expect_identical("final state", g.final_state, c.final_state);
-  if (input.chunk_states) expect_identical("chunk_states", g.chunk_states, c.chunk_states);
+  test::Agreement a;
+  test::compare("o", input.o.dtype(), g.o, c.o, a);
+  if (input.final_state) test::compare("final_state", input.final_state->dtype(), g.final_state, c.final_state, a);
+  if (input.state_pool) test::compare("state_pool", input.state_pool->dtype(), g.final_state, c.final_state, a);
+  if (input.chunk_states)
+    test::compare("chunk_states", input.chunk_states->dtype(), g.chunk_states, c.chunk_states, a);
+  test::expect_agreement(a);
 }
 
 // Each case under both forms of stage B (the launcher picks by grid size, and these grids are small).

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "../support/bit_agreement.hpp"
 #include "../support/generated_cases.hpp"
 #include "../support/run_against_simulation.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
@@ -19,25 +20,8 @@
 namespace kda::kernels {
 namespace {
 
-struct Agreement {
-  std::int64_t elements = 0, mismatches = 0;
-  double max_ulp = 0;
-  std::string first_mismatch;
-};
-
-// Element by element, in each output's own dtype.
-void compare(const char* tensor, DType dtype, const std::vector<double>& cuda, const std::vector<double>& sim,
-             Agreement& a) {
-  ASSERT_EQ(cuda.size(), sim.size()) << tensor;
-  for (std::size_t i = 0; i < cuda.size(); ++i) {
-    ++a.elements;
-    if (cuda[i] == sim[i] || (std::isnan(cuda[i]) && std::isnan(sim[i]))) continue;
-    a.max_ulp = std::max(a.max_ulp, props::ulp_distance(dtype, cuda[i], sim[i]));
-    if (a.mismatches++ == 0)
-      a.first_mismatch = std::string(tensor) + "[" + std::to_string(i) + "]: cuda " + std::to_string(cuda[i]) +
-                         ", simulation " + std::to_string(sim[i]);
-  }
-}
+using test::Agreement;
+using test::compare;
 
 // Runs both on copies of `input`; expects identical outputs and no write outside the writable region.
 void expect_bit_identical(const Problem& input, Agreement& total) {
@@ -52,9 +36,8 @@ void expect_bit_identical(const Problem& input, Agreement& total) {
   compare("o", input.o.dtype(), g.o, c.o, a);
   if (input.final_state) compare("final_state", input.final_state->dtype(), g.final_state, c.final_state, a);
   if (input.state_pool) compare("state_pool", input.state_pool->dtype(), g.final_state, c.final_state, a);
-  EXPECT_EQ(a.mismatches, 0) << a.mismatches << " of " << a.elements << " elements differ, up to " << a.max_ulp
-                             << " ulp; first: " << a.first_mismatch;
-  total.elements += a.elements, total.mismatches += a.mismatches, total.max_ulp = std::max(total.max_ulp, a.max_ulp);
+  test::expect_agreement(a);
+  total.add(a);
 }
 
 class CudaVsSim : public testing::Test {

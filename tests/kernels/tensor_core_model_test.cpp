@@ -4,19 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
+#include "kda/kernels/detail/decode_math.hpp"
 #include "kda/kernels/tensor_core_model.hpp"
 
 namespace kda::kernels::tensor_core {
 namespace {
 
-std::uint32_t bits(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
+std::uint32_t bits(float x) { return math::float_to_bits(x); }
 
 float dot(Operand format, std::initializer_list<float> a, std::initializer_list<float> b, float c) {
   return dot_add(format, static_cast<int>(a.size()), a.begin(), b.begin(), c);

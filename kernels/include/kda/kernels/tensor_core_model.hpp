@@ -11,10 +11,11 @@
 //     bits there (multiples of 2^(E - 25)); the truncated terms add exactly;
 //   - the sum is rounded toward zero to fp32 (to a subnormal where it is that small; +0 where it is 0).
 // Operands are given as fp32 values already in their format (fp16 values, or fp32 values truncated to
-// tf32: stage_a::to_tf32). tests/gpu/tensor_core_model_test holds the hardware to this on random and
+// tf32: stage_a::to_tf32). tests/gpu/tensor_core_hardware_test holds the hardware to this on random and
 // adversarial operands; tests/kernels/tensor_core_model_test checks the model's own rules.
 #include <cstdint>
-#include <cstring>
+
+#include "kda/kernels/detail/decode_math.hpp"
 
 namespace kda::kernels::tensor_core {
 
@@ -25,17 +26,10 @@ constexpr int step_of(Operand format) { return format == Operand::f16 ? 16 : 8; 
 
 namespace detail {
 
-inline std::uint32_t bits_of(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
-inline float float_of(std::uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-inline bool finite(float x) { return (bits_of(x) & 0x7f800000u) != 0x7f800000u; }
+using math::bits_to_float;
+using math::float_to_bits;
+
+inline bool finite(float x) { return (float_to_bits(x) & 0x7f800000u) != 0x7f800000u; }
 
 // A finite value as magnitude * 2^shift (integers) with its sign and nominal exponent.
 struct Term {
@@ -45,7 +39,7 @@ struct Term {
   bool negative;
 };
 inline Term term_of(float x, int smallest_exponent) {
-  const std::uint32_t u = bits_of(x);
+  const std::uint32_t u = float_to_bits(x);
   const int biased = static_cast<int>(u >> 23 & 0xffu);
   const std::uint32_t fraction = u & 0x7fffffu;
   const bool negative = (u >> 31) != 0;
@@ -74,14 +68,14 @@ inline float to_fp32_toward_zero(std::int64_t sum, int top) {
   const std::uint64_t m = sum < 0 ? static_cast<std::uint64_t>(-sum) : static_cast<std::uint64_t>(sum);
   const int length = 64 - __builtin_clzll(m);
   const int exponent = length - 1 + top - 25;
-  if (exponent >= 128) return float_of(sign | 0x7f800000u);
+  if (exponent >= 128) return bits_to_float(sign | 0x7f800000u);
   if (exponent >= -126) {
     const std::uint64_t top24 = length > 24 ? m >> (length - 24) : m << (24 - length);
-    return float_of(sign | static_cast<std::uint32_t>(exponent + 127) << 23 | (static_cast<std::uint32_t>(top24) & 0x7fffffu));
+    return bits_to_float(sign | static_cast<std::uint32_t>(exponent + 127) << 23 | (static_cast<std::uint32_t>(top24) & 0x7fffffu));
   }
   const int shift = top - 25 + 149;  // to multiples of 2^-149
   const std::uint64_t q = shift >= 0 ? m << shift : shift > -64 ? m >> -shift : 0;
-  return float_of(sign | static_cast<std::uint32_t>(q));
+  return bits_to_float(sign | static_cast<std::uint32_t>(q));
 }
 
 }  // namespace detail
@@ -95,7 +89,7 @@ inline float dot_add(Operand format, int n, const float* a, const float* b, floa
     double sum = 0;
     for (int s = 0; s < n; ++s) sum += static_cast<double>(a[s]) * static_cast<double>(b[s]);
     sum += c;
-    return sum != sum ? float_of(0x7fffffffu) : static_cast<float>(sum);
+    return sum != sum ? bits_to_float(0x7fffffffu) : static_cast<float>(sum);
   }
   const int smallest = format == Operand::f16 ? -14 : -126;
   Term terms[17];
