@@ -61,11 +61,14 @@ void chunk(Matrix& S, const ref::TokenBlock<double>& in, Matrix& o) {
     eg.row(i) = gamma.row(i).array().exp();
     kg.row(i) = in.k.row(i).array() * decay(C - 1, i);
   }
-  Matrix u = in.beta.asDiagonal() * in.v;
-  Matrix w = in.beta.asDiagonal() * (in.k.array() * eg.array()).matrix();
-  Akk.triangularView<Eigen::UnitLower>().solveInPlace(u);
-  Akk.triangularView<Eigen::UnitLower>().solveInPlace(w);
-  u = fp16(u), w = fp16(w), kg = fp16(kg), Aqk = fp16(Aqk);
+  // u = T (beta v), w = T (beta k exp(Γ)) with T = (I + Akk)^-1: T and the right-hand sides are fp16
+  // operands of the products.
+  Matrix T = Matrix::Identity(C, C);
+  Akk.triangularView<Eigen::UnitLower>().solveInPlace(T);
+  T = fp16(T);
+  const Matrix u = fp16(Matrix(T * fp16(Matrix(in.beta.asDiagonal() * in.v))));
+  const Matrix w = fp16(Matrix(T * fp16(Matrix(in.beta.asDiagonal() * (in.k.array() * eg.array()).matrix()))));
+  kg = fp16(kg), Aqk = fp16(Aqk);
   const Matrix qg = fp16(Matrix(in.q.array() * eg.array()));
 
   const Matrix St = fp16(S);

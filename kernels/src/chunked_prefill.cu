@@ -30,9 +30,13 @@ using namespace stage_a;
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kPrepareThreads = 512;  // stage A: 16 warps (one block per SM; 8 warps hid too little latency)
-constexpr int kSolveColumns = 256;    // stage A: the solve's columns of [v | k] (V + K <= 256), two a thread
+constexpr int kSolveColumns = 256;    // stage A: the columns of [v | k] (V + K <= 256), 32 a product warp
+constexpr int kRhsLd = kSolveColumns + 8;  // stage A: halfs a row of the fp16 right-hand sides (ldmatrix: odd 16 B)
+constexpr int kInverseLd = kChunk + 8;     // stage A: halfs a row of T's fp16 rounding
+constexpr int kStageLd = 40;               // stage A: halfs a row of a product warp's 32 staged columns
 constexpr int kMaxValue = 128;        // stage A: V <= 128 (its v loads: a thread per value channel)
-constexpr int kLoaderThreads = kPrepareThreads - kSolveColumns;  // stage A: the next slot's loaders
+constexpr int kSolveThreads = 256;  // stage A: the warps that invert (I + Akk) and multiply
+constexpr int kLoaderThreads = kPrepareThreads - kSolveThreads;  // stage A: the next slot's loaders
 template <int K>
 constexpr int kLoaderStride = kLoaderThreads / K;  // stage A: a loader's tokens lie this far apart
 template <int K>
@@ -196,13 +200,13 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // ---------------------------------------------------------------------------------------------------
 // Stage A, second kernel, the prepare kernel: one block of 512 threads per SM, taking the slots (chunk
 // c, value head hv), slot = c * HV + hv, blockIdx.x, blockIdx.x + gridDim.x, ... The loaders, the
-// threads from kSolveColumns on, issue the next slot's input loads (q and k into registers, alpha by
-// cp.async into its tile) while the other threads solve the current slot's triangular system, so that
+// threads from kSolveThreads on, issue the next slot's input loads (q and k into registers, alpha by
+// cp.async into its tile) while the other threads invert the current slot's (I + Akk) and multiply, so that
 // a slot's inputs are waiting when it starts.
 
 // Akk and Aqk share one [64][kAld] tile, the triangles: Akk[i][j] (j < i) at row i, column j, and Aqk
 // transposed, Aqk[i][j] (j <= i) at row j, column i. Every entry of both is computed for every slot, so the
-// tile needs no clearing; the solve reads only Akk's (strictly lower) entries.
+// tile needs no clearing; the inverse reads only Akk's (strictly lower) entries.
 __device__ __forceinline__ int akk_at(int i, int j) { return i * kAld + j; }
 __device__ __forceinline__ int aqk_at(int i, int j) { return j * kAld + i; }
 
@@ -213,18 +217,21 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
                        quad = kb + kAnchoredRows * LD, beta = quad + kSegments * kQuadrantRows * LD,
                        triangles = beta + kChunk, segments = triangles + kChunk * kAld,
                        tiles = segments + 2 * kSegments * K;
-  // The solve's right-hand sides [v | k], [64][kSolveColumns], staged for the threads that take a column
-  // each: over the q and k tiles, which are no longer read then, where they are large enough (K = 128),
-  // else after the tiles.
-  static constexpr int xs_size = kChunk * kSolveColumns;
-  static constexpr int xs = xs_size <= 2 * kChunk * LD ? q : tiles;
-  static constexpr int total = xs == q ? tiles : tiles + xs_size;
+  // For the products with the inverse: the right-hand sides [v | k] in fp16, [64][kRhsLd] halfs, over the q
+  // and k tiles, which are no longer read then (K = 128: the q tile alone); T = (I + Akk)^-1 in fp32
+  // ([64][kAld], stage_a::inverse_at) over the anchored keys' tile and its fp16 rounding ([64][kInverseLd]
+  // halfs) over the quadrants' tile, both free once the off-diagonal blocks are done.
+  // After T's rounding, each product warp's staging rows (kSubBlock x kStageLd halfs) for its results.
+  static constexpr int rhs = q, inverse = kb, inverse_h = quad, staging = inverse_h + kChunk * kInverseLd / 2;
+  static_assert(kChunk * kRhsLd / 2 <= 2 * kChunk * LD && kChunk * kAld <= kAnchoredRows * LD &&
+                staging + kSolveThreads / kWarp * kSubBlock * kStageLd / 2 <= quad + kSegments * kQuadrantRows * LD);
+  static constexpr int total = tiles;
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
 
 // The slot's v rows copied as stored (cp.async, 16 bytes a copy; a row past the chunk's length copies the
 // last token's) into the tiles' rows 0 .. 15 of q (tokens 0 .. 31) and of k (tokens 32 .. 63), which
-// nothing reads between the decay chains and the solve's staging (256 bytes a token). A copy holds no
+// nothing reads between the decay chains and the right-hand sides' staging (256 bytes a token). A copy holds no
 // register while it is in flight: loaded into registers across the off-diagonal phase, two of them were
 // spilled, and the spill's store waited for its load (a measurement-only build without v's loads took
 // that phase from 0.088 to 0.048 ms at 1 x 8192). For 16-bit v whose rows are contiguous and 16-byte
@@ -286,8 +293,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   if (tid == 0) latest[0] = latest[1] = 0;  // before the first pass's barrier
   // The loaders' part: loader lt keeps key channel lt % K of tokens lt / K + kLoaderStride n. Tokens past
   // the chunk's length are not loaded: their zero bits widen to the zero rows the later steps need.
-  const bool loader = tid >= kSolveColumns;
-  const int lt = tid - kSolveColumns;
+  const bool loader = tid >= kSolveThreads;
+  const int lt = tid - kSolveThreads;
   std::uint32_t q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
   const auto issue_inputs = [&](std::int64_t next) {
     const ChunkEntry en = P.chunks[next / p.HV];
@@ -329,7 +336,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       const ChunkEntry e = P.chunks[slot / p.HV];
       if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1)] = clock64();
 
-      // Inputs: the loaders' q and k (issued under the previous slot's solve, or in the first pass) widened
+      // Inputs: the loaders' q and k (issued under the previous slot's inverse, or in the first pass) widened
       // into their tiles, alpha's copy waited for; beta per token.
       if (loader) {
 #pragma unroll
@@ -406,7 +413,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
                          P.work.decay + slot * K + tid % K);
       end_phase(4);
 
-      // The solve's v, issued now so that the off-diagonal blocks hide the loads' latency; a thread later
+      // v (of the right-hand sides), issued now so that the off-diagonal blocks hide the loads' latency; a thread later
       // keeps value channel vcol = tid % 128 (V <= 128) of tokens value_row(n) = tid / 128 + 4 n. Where v's
       // rows allow (RawValues), copied as stored into shared memory; else loaded into registers.
       const int V = static_cast<int>(p.V), vcol = tid % kMaxValue;
@@ -485,71 +492,119 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
       if (copy_v) cp_async_wait_all();
       end_phase(5);
-      if (copy_v) {  // the copied bits into registers, before xs (over the copies) is written
+      if (copy_v) {  // the copied bits into registers, before the right-hand sides (over the copies) are written
         RawValues<K>::read(shared, vbits);
         __syncthreads();
       }
 
-      // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)): the right-hand sides [v | k] into
-      // xs[i][col] (v widened and scaled, beta k exp(Γ) from its tile), then forward substitution in place,
-      // two adjacent columns a thread (stage_a::solve_columns' steps) and two warps a pair of columns.
-      // Aqk first (zero above the diagonal): its stores drain meanwhile.
+      // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the right-hand sides [v | k] rounded
+      // to fp16 into rhs[i][col] (v widened and scaled, beta k exp(Γ) from its tile) while the first 64
+      // threads invert the diagonal blocks, a column each; then the first eight warps take T's other blocks
+      // by levels (stage_a::inverse_partial, inverse_block, each level's two steps closed by their named
+      // barrier) and the products on tensor cores, while the loaders issue the next slot's loads. Aqk first
+      // (zero above the diagonal): its stores drain meanwhile.
       static_assert(kPrepareThreads % kChunk == 0);
       for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
         P.work.aqk[(slot * kChunk + row) * kChunk + col] =
             access::f32_to_f16(col <= row ? triangles[aqk_at(row, col)] : 0.0f);
-      float* const xs = shared + L::xs;
+      auto* const rhs = reinterpret_cast<std::uint16_t*>(shared + L::rhs);
+      float* const inverse = shared + L::inverse;
+      auto* const inverse_h = reinterpret_cast<std::uint16_t*>(shared + L::inverse_h);
       if (vcol < V) {
 #pragma unroll
         for (int n = 0; n < kValueLoads; ++n)
-          xs[value_row(n) * kSolveColumns + vcol] = value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]);
+          rhs[value_row(n) * kRhsLd + vcol] =
+              access::f32_to_f16(value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]));
       }
       {  // beta k exp(Γ) from its tile: the thread's channel tid % K, rows tid / K + (512 / K) m (fixed
          // strides from one base each: the index arithmetic of a flat loop was most of this copy's cost)
         constexpr int kRowsApart = kPrepareThreads / K;
         const float* from = t.alpha + tid / K * LD + tid % K;
-        float* to = xs + tid / K * kSolveColumns + V + tid % K;
+        std::uint16_t* to = rhs + tid / K * kRhsLd + V + tid % K;
 #pragma unroll
-        for (int m = 0; m < kChunk / kRowsApart; ++m) to[m * kRowsApart * kSolveColumns] = from[m * kRowsApart * LD];
+        for (int m = 0; m < kChunk / kRowsApart; ++m)
+          to[m * kRowsApart * kRhsLd] = access::f32_to_f16(from[m * kRowsApart * LD]);
+      }
+      if (tid < kSegments * kSubBlock) {
+        const int b = tid / kSubBlock, c = tid % kSubBlock;
+        float x[kSubBlock];
+        inverse_diagonal_column(triangles, b, c, x);
+#pragma unroll
+        for (int r = 0; r < kSubBlock; ++r) {
+          const int i = kSubBlock * b + r, j = kSubBlock * b + c;
+          inverse[inverse_at(i, j)] = x[r], inverse_h[i * kInverseLd + j] = access::f32_to_f16(x[r]);
+        }
       }
       __syncthreads();
-      static_assert(kMaxValue + kMaxValue <= kSolveColumns, "no loader solves");
-      // Warp w < 4 (the owner) and warp w + 4 (its helper), on one scheduler, take columns 64 (w % 4) + 2 lane
-      // and the next ((V + K) / 64 pairs of warps). In step s the owner solves block b = 16 s (rows b .. b + 15)
-      // from the helper's partial sums, which hold the terms of rows j < b - 16: it adds those of rows
-      // b - 16 .. b - 1 (made final a step before) and the block's triangle, then stores the rows, final, to
-      // xs and (as fp16) to u or w; meanwhile the helper computes the partial sums of block b + 16, the terms
-      // of every row final by then (j < b). Steps 0 .. 3, each closed by the pair's named barrier (64 threads,
-      // the same instruction for both): the owner solves blocks 0, 16, 32, 48 while the helper computes the
-      // partial sums of -, 32, 48, -. So the solve runs on eight warps, each load of Akk serving two columns
-      // (four warps alone, one a scheduler, took the solve phase from 0.260 to 0.274 ms at 1 x 8192: nothing
-      // hid their loads' latency). A barrier of both sides' bar.sync at different instructions failed
-      // synccheck ("divergent threads"); the helper's bar.arrive instead of its sync, racecheck.
-      if (warp < 8 && 2 * (kWarp * (warp % 4)) < V + K) {
-        const int col = 2 * (kWarp * (warp % 4) + lane), pair_barrier = 1 + warp % 4;
-        const bool owner = warp < 4;
-        float* const x = xs + col;
-        std::uint16_t* const out =
-            col < V ? P.work.u + slot * kChunk * V + col : P.work.w + slot * kChunk * K + col - V;
-        const int out_ld = col < V ? V : K;
-#pragma unroll 1
-        for (int step = 0; step < kSegments; ++step) {
-          const int b = kSubBlock * (owner ? step : step + 1);
-          if (owner || (step > 0 && step < kSegments - 1)) {
-            SolveRows<2> acc;
-            load_rows(x, kSolveColumns, b, acc);
-            solve_terms(triangles, x, kSolveColumns, b, owner ? (b > 0 ? b - kSubBlock : 0) : 0,
-                        owner ? b : b - kSubBlock, acc);
-            if (owner) solve_triangle(triangles, b, acc);
-            store_rows(x, kSolveColumns, b, acc);
-            if (owner) {
+      static_assert(kMaxValue + kMaxValue <= kSolveColumns && kSolveColumns == kWarp * (kSolveThreads / kWarp));
+      if (tid < kSolveThreads) {
+        constexpr int kBlockEntries = kSubBlock * kSubBlock;
+        static_assert(kBlockEntries == kSolveThreads, "an entry of each block a thread");
+        const int i = tid / kSubBlock, j = tid % kSubBlock;
+        // Level d: entry (i, j) of every block (J + d, J), its chains unrolled side by side (a distance known
+        // at compile time, so that each chain's loads can be issued ahead of its fma's; the level's stores
+        // only after all its chains, which they could alias).
+        const auto level = [&](auto distance) {
+          constexpr int d = decltype(distance)::value, blocks = kSegments - d;
+          float x[blocks];
 #pragma unroll
-              for (int r = 0; r < kSubBlock; ++r)
-                *reinterpret_cast<std::uint32_t*>(out + (b + r) * out_ld) =
-                    access::half_pair(false, acc[r][0], acc[r][1]);
-            }
+          for (int J = 0; J < blocks; ++J) x[J] = inverse_partial(triangles, inverse, J + d, J, i, j);
+#pragma unroll
+          for (int J = 0; J < blocks; ++J) inverse[partial_at(J + d, J, i, j)] = x[J];
+          named_sync(1, kSolveThreads);
+#pragma unroll
+          for (int J = 0; J < blocks; ++J) x[J] = inverse_block(inverse, J + d, J, i, j);
+#pragma unroll
+          for (int J = 0; J < blocks; ++J) {
+            const int I = kSubBlock * (J + d) + i, C = kSubBlock * J + j;
+            inverse[inverse_at(I, C)] = x[J], inverse_h[I * kInverseLd + C] = access::f32_to_f16(x[J]);
           }
-          if (step < kSegments - 1) named_sync(pair_barrier, 2 * kWarp);
+          named_sync(1, kSolveThreads);
+        };
+        level(std::integral_constant<int, 1>{});
+        level(std::integral_constant<int, 2>{});
+        level(std::integral_constant<int, 3>{});
+        // [u | w] = T [beta v | beta k exp(Γ)] from their fp16 roundings, fp32 accumulation: warp w takes
+        // columns 32 w .. 32 w + 31 (four 8-column tiles) of every row block rb, over the k-steps of the
+        // columns j < 16 (rb + 1) (T is zero above them). Rows past the chunk's length come out zero (their
+        // right-hand sides are, and T is the identity there). Each row block's results go through the warp's
+        // staging rows, so that u and w are stored in 16-byte pieces of whole rows: stored from the
+        // fragments (4-byte pairs of 8 rows a store), they took 0.047 of the phase's 0.237 ms at 1 x 8192.
+        const int col0 = kWarp * warp, g = lane / 4, tq = lane % 4;
+        if (col0 < V + K) {
+          std::uint16_t* const out =
+              col0 < V ? P.work.u + slot * kChunk * V + col0 : P.work.w + slot * kChunk * K + col0 - V;
+          const int out_ld = col0 < V ? V : K;
+          const auto* rhs_h = reinterpret_cast<const __half*>(rhs);
+          const auto* t_h = reinterpret_cast<const __half*>(inverse_h);
+          auto* const staged = reinterpret_cast<std::uint16_t*>(shared + L::staging) + warp * kSubBlock * kStageLd;
+#pragma unroll
+          for (int rb = 0; rb < kSegments; ++rb) {
+            float acc[2][2][4] = {};
+#pragma unroll
+            for (int ks = 0; ks <= rb; ++ks) {
+              std::uint32_t a[4];
+              a_fragment(a, t_h, kInverseLd, kSubBlock * rb, kSubBlock * ks, lane);
+#pragma unroll
+              for (int h = 0; h < 2; ++h) times_k_rows(a, rhs_h, kRhsLd, kSubBlock * ks, col0 + 16 * h, lane, acc[h]);
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+                for (int x = 0; x < 2; ++x)
+                  *reinterpret_cast<std::uint32_t*>(staged + (g + 8 * x) * kStageLd + 16 * h + 8 * nt + 2 * tq) =
+                      access::half_pair(false, acc[h][nt][2 * x], acc[h][nt][2 * x + 1]);
+            __syncwarp();
+#pragma unroll
+            for (int n = 0; n < 2; ++n) {
+              const int piece = lane + kWarp * n, r = piece / 4, c = 8 * (piece % 4);
+              *reinterpret_cast<uint4*>(out + (kSubBlock * rb + r) * out_ld + c) =
+                  *reinterpret_cast<const uint4*>(staged + r * kStageLd + c);
+            }
+            __syncwarp();
+          }
         }
       }
     }

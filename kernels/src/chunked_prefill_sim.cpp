@@ -118,20 +118,31 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
         akk[I * kAld + J] = math::mul(beta[I], mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }
 
-  // u = (I + Akk)^-1 (beta v) and w = (I + Akk)^-1 (beta k exp(Γ)), one column at a time.
-  for (int col = 0; col < p.V + K; ++col) {
-    float x[kChunk];
-    for (int i = 0; i < kChunk; ++i)
-      x[i] = col < p.V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
-                       : alpha[i * LD + (col - static_cast<int>(p.V))];
-    solve_columns<1>(akk.data(), x, 1);
-    for (int i = 0; i < kChunk; ++i) {
-      if (col < p.V)
-        P.work.u[(slot * kChunk + i) * p.V + col] = access::f32_to_f16(x[i]);
-      else
-        P.work.w[(slot * kChunk + i) * K + (col - p.V)] = access::f32_to_f16(x[i]);
+  // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1 by blocks (stage_a::inverse), both
+  // products on tensor cores from fp16 roundings of T and of the right-hand sides; row block rb runs the
+  // k-steps of the columns j < 16 (rb + 1), as the kernel's warps do (T is zero above them).
+  std::vector<float> inverse(kChunk * kAld, 0.0f);
+  stage_a::inverse(akk.data(), inverse.data());
+  const int V = static_cast<int>(p.V), columns = V + K;
+  std::vector<float> inverse_h(kChunk * kChunk), rhs(kChunk * columns);
+  for (int i = 0; i < kChunk; ++i) {
+    for (int j = 0; j < kChunk; ++j) inverse_h[i * kChunk + j] = f16_to_f32(access::f32_to_f16(inverse[inverse_at(i, j)]));
+    for (int col = 0; col < columns; ++col) {
+      const float x = col < V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
+                              : alpha[i * LD + (col - V)];
+      rhs[i * columns + col] = f16_to_f32(access::f32_to_f16(x));
     }
   }
+  for (int i = 0; i < kChunk; ++i)
+    for (int col = 0; col < columns; ++col) {
+      const float x = mma_sum(
+          Operand::f16, kSubBlock * (i / kSubBlock + 1), 0.0f, [&](int j) { return inverse_h[i * kChunk + j]; },
+          [&](int j) { return rhs[j * columns + col]; });
+      if (col < V)
+        P.work.u[(slot * kChunk + i) * V + col] = access::f32_to_f16(x);
+      else
+        P.work.w[(slot * kChunk + i) * K + (col - V)] = access::f32_to_f16(x);
+    }
   for (int i = 0; i < kChunk; ++i)
     for (int j = 0; j < kChunk; ++j)
       P.work.aqk[(slot * kChunk + i) * kChunk + j] = access::f32_to_f16(aqk[i * kAld + j]);

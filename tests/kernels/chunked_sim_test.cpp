@@ -1,7 +1,7 @@
 // The chunked kernel's CPU simulation: accuracy against its precision model (the same 11-bit
 // roundings, fp64 elsewhere; the target on the benchmark's configuration is
-// chunked_sim_accuracy_test), causality bit for bit, a padding row's outputs, and the blocked solve's
-// bits. (Its tensor-core sums follow tensor_core_model.hpp, tested in tensor_core_model_test.)
+// chunked_sim_accuracy_test), causality bit for bit, a padding row's outputs, and the blocked inverse
+// within its rounding bound. (Its tensor-core sums follow tensor_core_model.hpp, tested in tensor_core_model_test.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -117,43 +117,58 @@ TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
     for (std::int64_t v = 0; v < p.V; ++v) ASSERT_EQ(p.o.at({0, t, 0, v}), 0.0) << "token " << t;
 }
 
-// The blocked forward substitution performs the plain double loop's fma's in the plain loop's order,
-// the same bits: as the simulation calls it (one column, each block's terms at once) and as the kernel does
-// (two columns a thread; a block's terms of rows j < b - 16 by the helper warp, stored to x as partial sums,
-// the rest and the triangle by the owner). Random unit-triangular systems with entries of both signs, so
-// that a reordered sum would round differently.
-TEST(ChunkedSim, BlockedSolveHasThePlainLoopsBits) {
+// The blocked inverse T = (I + Akk)^-1 (stage_a::inverse, the kernel's element chains) within the bound its
+// fp32 roundings allow, checked on the residual R = (I + Akk) T - I (computed in fp64 from the fp32
+// values: the products exact, the sums' error ~1e-16, far below the bound). With gamma_n = n u / (1 - n u),
+// u = 2^-24, and the standard bound for a sum of n products by an fma chain (|fl - exact| <= gamma_n times
+// the sum of the products' magnitudes):
+//   diagonal block b, a column by forward substitution: |R_bb| <= gamma_16 |Akk_bb| |T_bb|;
+//   block (I, J) below it, P = fl(sum_M Akk_IM T_MJ) with 16 (I - J) terms and T_IJ = -fl(T_II P), so that
+//   R_IJ = -((I + Akk_II) T_II - I) P - (I + Akk_II) E2 - E1:
+//   |R_IJ| <= gamma_16 |Akk_II| |T_II| |P| + gamma_16 |I + Akk_II| |T_II| |P| + gamma_48 sum_M |Akk_IM| |T_MJ|,
+// with the computed P as the tile holds it (stage_a::partial_at). A wrong index, sign or order of levels
+// leaves residuals of the size of T's entries, orders of magnitude outside. Random strictly lower
+// triangles with entries of both signs, at the scale of Akk for unit keys and beta in (0, 2).
+TEST(ChunkedSim, BlockedInverseWithinItsRoundingBound) {
+  using stage_a::inverse_at;
+  using stage_a::partial_at;
+  constexpr int B = kSubBlock;
+  const auto gamma = [](int n) { return n * 0x1p-24 / (1 - n * 0x1p-24); };
   std::mt19937_64 rng(17);
-  std::normal_distribution<float> normal(0.0f, 0.3f);
-  constexpr int N = 2;
+  std::normal_distribution<float> normal(0.0f, 0.2f);
+  double worst = 0;  // the largest residual as a fraction of its bound
   for (int trial = 0; trial < 20; ++trial) {
-    std::vector<float> akk(kChunk * stage_a::kAld);
-    for (float& a : akk) a = normal(rng);
-    float plain[kChunk][N], split[kChunk][N], single[kChunk];
+    std::vector<float> akk(kChunk * stage_a::kAld, 0.0f), t(kChunk * stage_a::kAld, 0.0f);
     for (int i = 0; i < kChunk; ++i)
-      for (int c = 0; c < N; ++c) plain[i][c] = split[i][c] = normal(rng) * 4.0f;
-    for (int i = 0; i < kChunk; ++i) single[i] = plain[i][1];
-    stage_a::solve_columns<1>(akk.data(), single, 1);
-    for (int b = 0; b < kChunk; b += kSubBlock) {
-      stage_a::SolveRows<N> acc;
-      stage_a::load_rows(&split[0][0], N, b, acc);
-      const int helper_end = b > kSubBlock ? b - kSubBlock : 0;
-      stage_a::solve_terms(akk.data(), &split[0][0], N, b, 0, helper_end, acc);
-      stage_a::store_rows(&split[0][0], N, b, acc);  // the helper's partial sums, through x
-      stage_a::load_rows(&split[0][0], N, b, acc);
-      stage_a::solve_terms(akk.data(), &split[0][0], N, b, helper_end, b, acc);
-      stage_a::solve_triangle(akk.data(), b, acc);
-      stage_a::store_rows(&split[0][0], N, b, acc);
-    }
-    for (int c = 0; c < N; ++c)
-      for (int i = 1; i < kChunk; ++i)
-        for (int j = 0; j < i; ++j) plain[i][c] = std::fma(-akk[i * stage_a::kAld + j], plain[j][c], plain[i][c]);
-    for (int i = 0; i < kChunk; ++i) {
-      for (int c = 0; c < N; ++c)
-        ASSERT_EQ(std::memcmp(&split[i][c], &plain[i][c], sizeof(float)), 0) << "row " << i << " column " << c;
-      ASSERT_EQ(std::memcmp(&single[i], &plain[i][1], sizeof(float)), 0) << "row " << i << " one column";
-    }
+      for (int j = 0; j < i; ++j) akk[inverse_at(i, j)] = normal(rng);
+    stage_a::inverse(akk.data(), t.data());
+    const auto A = [&](int i, int j) { return i == j ? 1.0 : j < i ? double(akk[inverse_at(i, j)]) : 0.0; };
+    const auto T = [&](int i, int j) { return i / B < j / B || (i / B == j / B && i < j) ? 0.0 : double(t[inverse_at(i, j)]); };
+    for (int i = 0; i < kChunk; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double residual = i == j ? -1.0 : 0.0;
+        for (int m = j; m <= i; ++m) residual += A(i, m) * T(m, j);
+        const int I = i / B, J = j / B;
+        double bound = 0;
+        if (I == J) {
+          for (int m = j; m < i; ++m) bound += std::abs(A(i, m) * T(m, j));
+          bound *= gamma(B);
+        } else {
+          const auto P = [&](int m, int jj) { return double(t[partial_at(I, J, m, jj)]); };
+          double chain = 0;
+          for (int m = B * J; m < B * I; ++m) chain += std::abs(A(i, m) * T(m, j));
+          for (int m = B * I; m <= i; ++m) {  // (|Akk_II| + |I + Akk_II|) |T_II| |P|, row i, column j
+            double tp = 0;
+            for (int n = B * I; n <= m; ++n) tp += std::abs(T(m, n) * P(n - B * I, j - B * J));
+            bound += (m == i ? 1.0 : 2 * std::abs(A(i, m))) * tp;  // Akk_II's diagonal is 0
+          }
+          bound = gamma(B) * bound + gamma(B * (I - J)) * chain;
+        }
+        ASSERT_LE(std::abs(residual), bound) << "trial " << trial << ", T[" << i << "][" << j << "]";
+        if (bound > 0) worst = std::max(worst, std::abs(residual) / bound);
+      }
   }
+  std::cout << "largest residual / its bound: " << worst << "\n";
 }
 
 }  // namespace

@@ -409,98 +409,91 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
   if (seg == kSegments - 1) *decay = math::mul(before, total(seg));
 }
 
-// N adjacent floats of row `at` (one 8-byte load on the device for N = 2), and back.
-template <int N>
-KDA_HD void load_columns(const float* at, float (&x)[N]) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (N == 2) {
-    const float2 v = *reinterpret_cast<const float2*>(at);
-    x[0] = v.x, x[1] = v.y;
-  } else
-#endif
-  {
-    for (int c = 0; c < N; ++c) x[c] = at[c];
-  }
+// T = (I + Akk)^-1 (unit lower triangular) in fp32, by 16-row blocks; u and w are then T's fp16 rounding
+// times the right-hand sides' fp16 roundings on tensor cores (docs/cuda-prefill.md, step 6). Akk's strictly
+// lower entries at akk[i * kAld + j] (the entries on and above the diagonal are not read); T in a
+// [64][kAld] tile t: its blocks on and below the diagonal (zeros above the diagonal inside the diagonal
+// blocks), and, above the block diagonal, the partial products P_IJ = sum_{M = J}^{I - 1} Akk_IM T_MJ that
+// the blocks below are made from (block (I, J) of P stored at block (J, I) of t: partial_at). The blocks go
+// by levels, the block diagonal first, then I - J = 1, 2, 3: from (I + Akk_II) T_IJ + sum_M Akk_IM T_MJ = 0,
+// T_IJ = -(T_II P_IJ). Each entry is one fma chain in a fixed order, so the kernel's parallel evaluation
+// and the simulation's sequential one give the same bits (chunked_sim_test checks the residual of
+// (I + Akk) T against the bound these chains' roundings allow).
+KDA_HD constexpr int inverse_at(int i, int j) { return i * kAld + j; }
+KDA_HD constexpr int partial_at(int I, int J, int i, int j) {
+  return inverse_at(kSubBlock * J + i, kSubBlock * I + j);
 }
-template <int N>
-KDA_HD void store_columns(float* at, const float (&x)[N]) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (N == 2) {
-    *reinterpret_cast<float2*>(at) = make_float2(x[0], x[1]);
-  } else
-#endif
-  {
-    for (int c = 0; c < N; ++c) at[c] = x[c];
+
+// Column c of diagonal block b's inverse (rows 16 b + r of T's column 16 b + c, r = 0 .. 15), by forward
+// substitution: x_r = -(sum_{m < r} Akk[r][m] x_m) for r > c, one fma per term in ascending m (the terms of
+// the rows m < c, where x_m = 0, add nothing to the chain), x_c = 1 and x_r = 0 for r < c.
+KDA_HD void inverse_diagonal_column(const float* akk, int b, int c, float (&x)[kSubBlock]) {
+  KDA_UNROLL
+  for (int r = 0; r < kSubBlock; ++r) x[r] = r == c ? 1.0f : 0.0f;
+  KDA_UNROLL
+  for (int r = 1; r < kSubBlock; ++r) {
+    const float* row = akk + inverse_at(kSubBlock * b + r, kSubBlock * b);
+    float s = 0.0f;
+    KDA_UNROLL
+    for (int m = 0; m < r; m += 4) {
+      float a[4];  // Akk[r][m ..]; the entries from the diagonal on are not Akk's, and unused
+      load4(row + m, a);
+      KDA_UNROLL
+      for (int q = 0; q < 4 && m + q < r; ++q) s = math::fma(a[q], x[m + q], s);
+    }
+    x[r] = r > c ? -s : x[r];
   }
 }
 
-// x <- (I + Akk)^-1 x for N adjacent columns (row i's at x + i * ld, in place): forward substitution
-// x_i -= sum_{j < i} Akk[i, j] x_j in fp32, one fma per term, j ascending for each row (chunked_sim_test
-// checks these bits against the plain double loop). By 16-row blocks b (first row), the block's rows in
-// registers (acc): solve_terms takes the terms of rows j0 .. j1 - 1 (final, read back from x), four
-// columns of Akk at a time (one 16-byte load per row serves the four terms of all N columns), and
-// solve_triangle the block's own. A block's terms may be taken in several calls, each continuing the rows'
-// chains where the last left them (the kernel splits them between two warps): the order, and so the bits,
-// stay the plain loop's. The kernel runs two columns a thread, so that each load of Akk serves two fma's
-// (with a column a thread, half of the solve's time was the shared-memory pipe delivering Akk's rows to
-// every warp: stop 19's profile).
-inline constexpr int kSolveGroup = 4;
-template <int N>
-using SolveRows = float[kSubBlock][N];
-template <int N>
-KDA_HD void load_rows(const float* x, int ld, int b, SolveRows<N>& acc) {
-  KDA_UNROLL
-  for (int r = 0; r < kSubBlock; ++r) load_columns(x + (b + r) * ld, acc[r]);
-}
-template <int N>
-KDA_HD void store_rows(float* x, int ld, int b, const SolveRows<N>& acc) {
-  KDA_UNROLL
-  for (int r = 0; r < kSubBlock; ++r) store_columns(x + (b + r) * ld, acc[r]);
-}
-template <int N>
-KDA_HD void solve_terms(const float* akk, const float* x, int ld, int b, int j0, int j1, SolveRows<N>& acc) {
-  KDA_ROLLED
-  for (int j = j0; j < j1; j += kSolveGroup) {
-    float xj[kSolveGroup][N];
+// Element (i, j) of P_IJ (I > J): one fma chain over the rows m = 16 J .. 16 I - 1 of T's column 16 J + j in
+// ascending order (T_JJ's zeros above its diagonal included).
+KDA_HD float inverse_partial(const float* akk, const float* t, int I, int J, int i, int j) {
+  const float* a = akk + inverse_at(kSubBlock * I + i, kSubBlock * J);
+  const float* column = t + inverse_at(kSubBlock * J, kSubBlock * J + j);
+  float s = 0.0f;
+  KDA_UNROLL  // the kernel's I - J is a compile-time constant
+  for (int m = 0; m < kSubBlock * (I - J); m += 4) {
+    float av[4];
+    load4(a + m, av);
     KDA_UNROLL
-    for (int q = 0; q < kSolveGroup; ++q) load_columns(x + (j + q) * ld, xj[q]);
-    KDA_UNROLL
-    for (int r = 0; r < kSubBlock; ++r) {
-      float a[kSolveGroup];
-      load4(akk + (b + r) * kAld + j, a);
-      KDA_UNROLL
-      for (int q = 0; q < kSolveGroup; ++q) {
-        KDA_UNROLL
-        for (int c = 0; c < N; ++c) acc[r][c] = math::fma(-a[q], xj[q][c], acc[r][c]);
-      }
-    }
+    for (int q = 0; q < 4; ++q) s = math::fma(av[q], column[(m + q) * kAld], s);
   }
+  return s;
 }
-template <int N>
-KDA_HD void solve_triangle(const float* akk, int b, SolveRows<N>& acc) {
+
+// Element (i, j) of T_IJ = -(T_II P_IJ): one fma chain over m = 0 .. 15 ascending (T_II's zeros above its
+// diagonal included), P_IJ read from its block of t.
+KDA_HD float inverse_block(const float* t, int I, int J, int i, int j) {
+  const float* row = t + inverse_at(kSubBlock * I + i, kSubBlock * I);
+  const float* column = t + partial_at(I, J, 0, j);
+  float s = 0.0f;
   KDA_UNROLL
-  for (int r = 1; r < kSubBlock; ++r) {
+  for (int m = 0; m < kSubBlock; m += 4) {
+    float tv[4];
+    load4(row + m, tv);
     KDA_UNROLL
-    for (int j = 0; j < r; j += kSolveGroup) {
-      float a[kSolveGroup];  // Akk[b + r][b + j ..]; the entries from the diagonal on are not Akk's, and unused
-      load4(akk + (b + r) * kAld + b + j, a);
-      KDA_UNROLL
-      for (int q = 0; q < kSolveGroup && j + q < r; ++q) {
-        KDA_UNROLL
-        for (int c = 0; c < N; ++c) acc[r][c] = math::fma(-a[q], acc[j + q][c], acc[r][c]);
-      }
-    }
+    for (int q = 0; q < 4; ++q) s = math::fma(tv[q], column[(m + q) * kAld], s);
   }
+  return -s;
 }
-// The whole system, block by block (the simulation's order of calls; the kernel's is in prepare_kernel).
-template <int N>
-KDA_HD void solve_columns(const float* akk, float* x, int ld) {
-  for (int b = 0; b < kChunk; b += kSubBlock) {
-    SolveRows<N> acc;
-    load_rows(x, ld, b, acc);
-    solve_terms(akk, x, ld, b, 0, b, acc);
-    solve_triangle(akk, b, acc);
-    store_rows(x, ld, b, acc);
+
+// The whole inverse in the kernel's order of levels (the simulation's and the tests' calls; the kernel
+// spreads each level over its threads).
+inline void inverse(const float* akk, float* t) {
+  for (int b = 0; b < kSegments; ++b)
+    for (int c = 0; c < kSubBlock; ++c) {
+      float x[kSubBlock];
+      inverse_diagonal_column(akk, b, c, x);
+      for (int r = 0; r < kSubBlock; ++r) t[inverse_at(kSubBlock * b + r, kSubBlock * b + c)] = x[r];
+    }
+  for (int d = 1; d < kSegments; ++d) {
+    for (int J = 0; J + d < kSegments; ++J)
+      for (int i = 0; i < kSubBlock; ++i)
+        for (int j = 0; j < kSubBlock; ++j) t[partial_at(J + d, J, i, j)] = inverse_partial(akk, t, J + d, J, i, j);
+    for (int J = 0; J + d < kSegments; ++J)
+      for (int i = 0; i < kSubBlock; ++i)
+        for (int j = 0; j < kSubBlock; ++j)
+          t[inverse_at(kSubBlock * (J + d) + i, kSubBlock * J + j)] = inverse_block(t, J + d, J, i, j);
   }
 }
 
