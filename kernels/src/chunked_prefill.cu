@@ -2,7 +2,8 @@
 // forms) and their launch. chunked_prefill_sim.cpp is their CPU twin: a change to the arithmetic here
 // must be made there too (tests/gpu/chunked_cuda_vs_sim_test compares the two).
 // Tensor-core products: stage A's off-diagonal blocks use mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32,
-// stage B mma.sync.m16n8k16.row.col.f32.f16.f16.f32 with operands loaded by ldmatrix. The PTX ISA's
+// stage A's products with the inverse and stage B mma.sync.m16n8k16.row.col.f32.f16.f16.f32 with
+// operands loaded by ldmatrix. The PTX ISA's
 // fragment layouts, lane = 4 groupID + tq (groupID g = lane / 4, tq = lane % 4):
 //   tf32 A (16 x 8, row-major): a0 (g, tq), a1 (g + 8, tq), a2 (g, tq + 4), a3 (g + 8, tq + 4)
 //   tf32 B (8 x 8, k x n):      b0 (tq, g), b1 (tq + 4, g)

@@ -2,8 +2,8 @@
 // The element-wise arithmetic of the chunked kernel's stage A (one chunk of 64 tokens, one value head),
 // shared by the CUDA kernel (chunked_prefill.cu, on shared memory) and its CPU simulation
 // (chunked_prefill_sim.cpp, on host arrays), so that both round at the same points to the same bits
-// (decode_math.hpp). Only the tensor-core products (off-diagonal Aqk and Akk blocks, stage B) are
-// outside this header. Notation of kda-facts §2; alpha = exp(g) is the per-token decay, so that
+// (decode_math.hpp). Only the tensor-core products (off-diagonal Aqk and Akk blocks, u and w from the
+// inverse, stage B) are outside this header. Notation of kda-facts §2; alpha = exp(g) is the per-token decay, so that
 // exp(Γi - Γj) = alpha_{j+1} ... alpha_i: every decay factor here is such a product over tokens
 // j < t <= i of the chunk, never a quotient, so every factor is <= 1 (no positive exponent) and no
 // row later than i enters row i (causal by construction). docs/cuda-prefill.md explains the choice.
@@ -29,8 +29,8 @@ namespace kda::kernels::stage_a {
 template <int K>
 inline constexpr int kLd = K + 4;
 // Row stride of Akk and Aqk: 64 + 4 floats, so that the kernel's stores of one column of rows r .. r + 3
-// (the diagonal step) or r + g, g < 8 (the off-diagonal step) fall in different banks; its solve reads a
-// row with a broadcast, which any stride 16-byte aligned allows.
+// (the diagonal step) or r + g, g < 8 (the off-diagonal step) fall in different banks; the inverse's
+// chains read a row with a broadcast, which any stride 16-byte aligned allows.
 inline constexpr int kAld = kChunk + 4;
 // Rows of the anchored key tile: for anchors r = 16, 32, 48, rows j < r, anchor r's rows from kb_first(r).
 inline constexpr int kAnchoredRows = 16 + 32 + 48;
