@@ -5,7 +5,8 @@
 //
 // Timing: CUDA events, median of --reps runs after 3 warm-ups, for stage A (the gate kernel and the
 // prepare kernel) alone, the gate kernel alone, stage B (scan) alone and both stages back to back (the
-// headline). The inputs (4 x 134 MB at 16384 tokens) and the
+// headline), and stage B forced into each of its three forms (ScanForm: the launcher's choice beside
+// the others, in the same run). The inputs (4 x 134 MB at 16384 tokens) and the
 // workspace (about 600 MB) are many times the 60 MB L2. The device-to-device copy bandwidth is measured
 // in the same run as the in-run ceiling reference. The prepare kernel is also split by phase: one more
 // launch with clock64() at its phase boundaries, each the last warp's arrival at the phase's closing
@@ -30,6 +31,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_timing.hpp"
@@ -120,7 +122,13 @@ struct Row {
   std::int64_t tokens = 0;
   double prepare_ms = 0, gates_ms = 0, scan_ms = 0, total_ms = 0, tflops = 0, o_rel_rms = 0;
   std::array<double, kernels::kPreparePhases> phase_share{};  // of the prepare kernel's clocks, mean over its slots
+  std::array<double, 3> scan_form_ms{};  // stage B forced into each form (kScanForms), beside the launcher's choice
 };
+
+constexpr std::array<std::pair<kernels::ScanForm, const char*>, 3> kScanForms{
+    {{kernels::ScanForm::double_buffered, "double_buffered"},
+     {kernels::ScanForm::single_buffered, "single_buffered"},
+     {kernels::ScanForm::paired, "paired"}}};
 
 // One stage-A launch with phase clocks: each phase's share of the prepare kernel's clock64() cycles,
 // averaged over its slots (the blocks run side by side, so the shares split its time).
@@ -166,6 +174,11 @@ void time_packing(Row& row, int reps) {
   row.prepare_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prepare(params, nullptr), "prepare"); });
   row.gates_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_gates(params, nullptr), "gates"); });
   row.scan_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
+  for (std::size_t f = 0; f < kScanForms.size(); ++f) {
+    kernels::ChunkedParams forced = params;
+    forced.scan_form = kScanForms[f].first;
+    row.scan_form_ms[f] = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(forced, nullptr), "scan"); });
+  }
   row.total_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
   row.tflops = flops(p) / (row.total_ms * 1e-3) / 1e12;
   row.phase_share = prepare_phase_shares(params);
@@ -230,6 +243,14 @@ int main(int argc, char** argv) try {
       std::printf(" %.0f%% (%.3f) |", 100 * share, share * (r.prepare_ms - r.gates_ms));
     std::printf("\n");
   }
+  std::printf("\nstage B in each form (ms; the launcher's choice is the table's stage B):\n| packing |");
+  for (const auto& form : kScanForms) std::printf(" %s |", form.second);
+  std::printf("\n|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    std::printf("| %s |", r.packing.name.c_str());
+    for (double ms : r.scan_form_ms) std::printf(" %.3f |", ms);
+    std::printf("\n");
+  }
   std::printf("\n");
 
   if (!json_path.empty()) {
@@ -252,6 +273,9 @@ int main(int argc, char** argv) try {
       j << ", \"prepare_phase_share\": {";
       for (int ph = 0; ph < kernels::kPreparePhases; ++ph)
         j << (ph ? ", " : "") << "\"" << kernels::kPreparePhaseNames[ph] << "\": " << r.phase_share[static_cast<std::size_t>(ph)];
+      j << "}, \"scan_form_ms\": {";
+      for (std::size_t f = 0; f < kScanForms.size(); ++f)
+        j << (f ? ", " : "") << "\"" << kScanForms[f].second << "\": " << r.scan_form_ms[f];
       j << "}}";
     }
     j << "\n  ]\n}\n";

@@ -42,8 +42,7 @@ template <int K>
 constexpr int kLoaderStride = kLoaderThreads / K;  // stage A: a loader's tokens lie this far apart
 template <int K>
 constexpr int kLoaderTokens = kChunk / kLoaderStride<K>;  // stage A: and it loads this many (32 at K = 128)
-constexpr int kScanThreads = 256;  // stage B: 8 warps, (16-token row block) x (half of the value tile)
-constexpr int kValueTile = 32;     // stage B: value channels per block
+constexpr int kValueTile = 32;     // stage B: value channels per 8 warps, (16-token row block) x (16 channels)
 
 // D = A B + D on tensor cores; the operands are fp32 registers, which the tensor core reads as tf32 (their
 // low 13 bits ignored: tests/gpu/tensor_core_hardware_test).
@@ -622,24 +621,36 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Stage B: one block of 256 threads per (sequence n, value head hv, value tile of 32 channels),
-// blockIdx.x = (n * HV + hv) * tiles + tile. Warp w = 4 half + rb owns value channels 16 half .. + 15 of
-// the tile: token rows 16 rb .. 16 rb + 15 of v_new and o, and key channels K / 4 rb .. of the state S
-// (fp32, in its mma accumulators). Eight warps rather than four: each chunk is a chain of dependent
-// products, and two warps per scheduler hide each other's latencies.
+// Stage B: one block of 256 threads per (sequence n, value head hv, value tile of 32 channels), or in
+// the paired form 512 per two tiles (ScanShape), blockIdx.x = (n * HV + hv) * tiles + tile with `tiles`
+// the head's blocks. Warp w = 4 half + rb owns value channels 16 half .. + 15 of the block's: token rows
+// 16 rb .. 16 rb + 15 of v_new and o, and key channels K / 4 rb .. of the state S (fp32, in its mma
+// accumulators). Eight warps a tile rather than four: each chunk is a chain of dependent products, and
+// two warps per scheduler hide each other's latencies. Each output element's products are summed in
+// the same order in every form, so the three give the same bits.
 
-template <int K, bool kSingle>
+// How a form of stage B is built: value tiles a block (8 warps each), threads, whether its inputs have
+// one buffer, blocks an SM.
+template <ScanForm F>
+struct ScanShape {
+  static constexpr int tiles = F == ScanForm::paired ? 2 : 1, columns = tiles * kValueTile, threads = tiles * 256;
+  static constexpr bool single = F == ScanForm::single_buffered;
+  static constexpr int blocks_per_sm = single ? 2 : 1;
+};
+
+template <int K, ScanForm F>
 struct ScanLayout {  // byte offsets into dynamic shared memory; row strides padded against bank conflicts
-  static constexpr int WLD = K + 8;            // halfs: w, qg, kg rows
-  static constexpr int ULD = kValueTile + 8;   // halfs: u rows
-  static constexpr int ALD = kChunk + 8;       // halfs: Aqk rows
-  static constexpr int SLD = kValueTile + 8;   // halfs: S and v_new rows (fp16 operands)
+  static constexpr int columns = ScanShape<F>::columns;
+  static constexpr int WLD = K + 8;          // halfs: w, qg, kg rows
+  static constexpr int ULD = columns + 8;    // halfs: u rows (the block's value channels)
+  static constexpr int ALD = kChunk + 8;     // halfs: Aqk rows
+  static constexpr int SLD = columns + 8;    // halfs: S and v_new rows (fp16 operands)
   // One chunk's inputs, in the two parts the single-buffered form loads at different times
   // (scan_kernel): what v_new and qg S read, then what the products after v_new read. Two such
   // buffers (chunk parity) in the double-buffered form.
   static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, u = qg + 2 * kChunk * WLD, kg = u + 2 * kChunk * ULD,
                                aqk = kg + 2 * kChunk * WLD, decay = aqk + 2 * kChunk * ALD, buffer = decay + 4 * K,
-                               buffers = kSingle ? 1 : 2;
+                               buffers = ScanShape<F>::single ? 1 : 2;
   // S and v_new operands, two of each (chunk parity), so that a chunk needs two barriers, not three.
   static constexpr std::size_t st = buffers * buffer, vnew = st + 2 * 2 * K * SLD, bytes = vnew + 2 * 2 * kChunk * SLD;
   static_assert(kg % 16 == 0 && buffer % 16 == 0, "cp.async needs 16-byte aligned destinations");
@@ -648,35 +659,36 @@ struct ScanLayout {  // byte offsets into dynamic shared memory; row strides pad
 // A thread's share of a chunk's copies (cp.async, 16 bytes each), the same for every chunk and so
 // computed once: the shared byte offset (within a buffer) and the global element offset (within the
 // slot's array) of its first piece of each array. The [64][K] arrays (w, qg, kg) take kRowCopies pieces
-// a thread, kRowStep rows apart; u (the tile's 32 channels of each row) one; Aqk two, 32 rows apart;
-// exp(Γlast) one for the first K / 4 threads.
-template <int K>
+// a thread, kRowStep rows apart; u (the block's channels of each row) one; Aqk kAqkCopies (two for 256
+// threads, one for 512), kAqkStep rows apart; exp(Γlast) one for the first K / 4 threads.
+template <int K, ScanForm F>
 struct ChunkCopies {
-  static constexpr int kRowPieces = K / 8;  // 16-byte pieces of a row of K halfs
-  static constexpr int kRowCopies = kChunk * kRowPieces / kScanThreads, kRowStep = kScanThreads / kRowPieces;
-  static constexpr int kAqkCopies = kChunk * kChunk / 8 / kScanThreads, kAqkStep = kScanThreads / (kChunk / 8);
-  static_assert(kChunk * kRowPieces % kScanThreads == 0 && kChunk * 4 == kScanThreads && K / 4 <= kScanThreads);
+  using L = ScanLayout<K, F>;
+  static constexpr int kThreads = ScanShape<F>::threads;
+  static constexpr int kRowPieces = K / 8, kUPieces = L::columns / 8;  // 16-byte pieces of a row
+  static constexpr int kRowCopies = kChunk * kRowPieces / kThreads, kRowStep = kThreads / kRowPieces;
+  static constexpr int kAqkCopies = kChunk * kChunk / 8 / kThreads, kAqkStep = kThreads / (kChunk / 8);
+  static_assert(kChunk * kRowPieces % kThreads == 0 && kChunk * kUPieces == kThreads && K / 4 <= kThreads);
   int rows_shared, rows_global, u_shared, u_global, aqk_shared, aqk_global;
   bool decay;
-  __device__ ChunkCopies(int tid, int tile, std::int64_t V) {
-    using L = ScanLayout<K, true>;  // the parts' offsets within a buffer: the same in both forms
+  __device__ ChunkCopies(int tid, int block_tile, std::int64_t V) {
     rows_shared = 2 * (tid / kRowPieces) * L::WLD + 16 * (tid % kRowPieces);
     rows_global = tid / kRowPieces * K + 8 * (tid % kRowPieces);
-    u_shared = static_cast<int>(L::u) + 2 * (tid / 4) * L::ULD + 16 * (tid % 4);
-    u_global = static_cast<int>(tid / 4 * V) + tile * kValueTile + 8 * (tid % 4);
+    u_shared = static_cast<int>(L::u) + 2 * (tid / kUPieces) * L::ULD + 16 * (tid % kUPieces);
+    u_global = static_cast<int>(tid / kUPieces * V) + block_tile * L::columns + 8 * (tid % kUPieces);
     aqk_shared = static_cast<int>(L::aqk) + 2 * (tid / 8) * L::ALD + 16 * (tid % 8);
     aqk_global = tid / 8 * kChunk + 8 * (tid % 8);
     decay = tid < K / 4;
   }
 };
 
-// The two parts of chunk slot's inputs for the block's value tile: part 0 w, qg and the tile's u;
+// The two parts of chunk slot's inputs for the block's value channels: part 0 w, qg and the block's u;
 // part 1 kg, Aqk and exp(Γlast).
-template <int K>
-__device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const ChunkCopies<K>& my, std::int64_t slot,
+template <int K, ScanForm F>
+__device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const ChunkCopies<K, F>& my, std::int64_t slot,
                                                std::byte* shared, int part) {
-  using L = ScanLayout<K, true>;
-  using C = ChunkCopies<K>;
+  using C = ChunkCopies<K, F>;
+  using L = typename C::L;
   const auto rows_of = [&](const std::uint16_t* source, std::size_t offset) {
     const std::uint16_t* from = source + slot * kChunk * K + my.rows_global;
     std::byte* to = shared + offset + my.rows_shared;
@@ -712,10 +724,12 @@ __device__ __forceinline__ void store_o_pair(const TensorRef& o, std::int64_t at
   }
 }
 
-template <int K, bool kSingle, OStore kO>
-__global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
+template <int K, ScanForm F, OStore kO>
+__global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_per_sm)
     scan_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
-  using L = ScanLayout<K, kSingle>;
+  using L = ScanLayout<K, F>;
+  constexpr bool kSingle = ScanShape<F>::single;
+  constexpr int kThreads = ScanShape<F>::threads;
   constexpr int MT = K / 64;  // 16-row tiles of S per warp
   extern __shared__ __align__(16) std::byte scan_shared[];
   const DecodeParams& p = P.call;
@@ -723,7 +737,7 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
   const int rb = warp % 4, col0 = 16 * (warp / 4);  // the warp's row block and first value channel (tile)
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
-  const int v0 = tile * kValueTile;
+  const int v0 = tile * L::columns;
   auto st_of = [&](std::int64_t parity) {
     return reinterpret_cast<__half*>(scan_shared + L::st) + parity * K * L::SLD;
   };
@@ -735,25 +749,25 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
   const access::HeadStates hs = access::head_states(p, n, hv);
   if (hs.padding) {  // index -1: zero output and zero chunk-start states (outputs too), the pool untouched
     const access::SequenceRange seq = access::sequence_range(p, n);
-    for (std::int64_t at = tid; at < seq.length * kValueTile; at += kScanThreads) {
-      const std::int64_t tok = seq.first + at / kValueTile, v = v0 + at % kValueTile;
+    for (std::int64_t at = tid; at < seq.length * L::columns; at += kThreads) {
+      const std::int64_t tok = seq.first + at / L::columns, v = v0 + at % L::columns;
       access::store(p.o, seq.row * p.o.stride[0] + tok * p.o.stride[1] + hv * p.o.stride[2] + v * p.o.stride[3], 0.0f);
     }
     if (P.chunk_states.data)
-      for (std::int64_t at = tid; at < (end_chunk - first_chunk) * K * kValueTile; at += kScanThreads) {
-        const std::int64_t c = first_chunk + at / (K * kValueTile), d = at / kValueTile % K, v = v0 + at % kValueTile;
+      for (std::int64_t at = tid; at < (end_chunk - first_chunk) * K * L::columns; at += kThreads) {
+        const std::int64_t c = first_chunk + at / (K * L::columns), d = at / L::columns % K, v = v0 + at % L::columns;
         access::store(P.chunk_states, access::state_offset(P.chunk_states, v, d), 0.0f,
                       access::head_of(P.chunk_states, c, hv));
       }
     return;
   }
-  const ChunkCopies<K> copies(tid, tile, p.V);
+  const ChunkCopies<K, F> copies(tid, tile, p.V);
   // The lane's first o element of a chunk's row 0, less the chunk's own offset (its value channels
   // v0 + value_of(nt, x) for x = 0, 2).
   const std::int64_t o_column = hv * p.o.stride[2] + (v0 + col0 + 2 * tq) * p.o.stride[3];
   if (first_chunk < end_chunk) {
-    prefetch_chunk<K>(P, copies, first_chunk * p.HV + hv, scan_shared, 0);
-    if constexpr (!kSingle) prefetch_chunk<K>(P, copies, first_chunk * p.HV + hv, scan_shared, 1);
+    prefetch_chunk<K, F>(P, copies, first_chunk * p.HV + hv, scan_shared, 0);
+    if constexpr (!kSingle) prefetch_chunk<K, F>(P, copies, first_chunk * p.HV + hv, scan_shared, 1);
   }
   cp_async_commit();
 
@@ -830,11 +844,11 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
         u_pairs[nt][h] = *reinterpret_cast<const __half2*>(&u[(row + 8 * h) * L::ULD + value_of(nt, 0)]);
 
     if constexpr (kSingle) {
-      prefetch_chunk<K>(P, copies, c * p.HV + hv, scan_shared, 1);
+      prefetch_chunk<K, F>(P, copies, c * p.HV + hv, scan_shared, 1);
     } else if (c + 1 < end_chunk) {
       std::byte* next = scan_shared + (1 - parity) * L::buffer;
-      prefetch_chunk<K>(P, copies, (c + 1) * p.HV + hv, next, 0),
-          prefetch_chunk<K>(P, copies, (c + 1) * p.HV + hv, next, 1);
+      prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 0),
+          prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 1);
     }
     cp_async_commit();
 
@@ -873,7 +887,7 @@ __global__ void __launch_bounds__(kScanThreads, kSingle ? 2 : 1)
     if constexpr (kSingle) cp_async_wait_all();
     __syncthreads();  // v_new complete (single-buffered: part 1 landed, part 0 read for the last time)
     if constexpr (kSingle) {
-      if (c + 1 < end_chunk) prefetch_chunk<K>(P, copies, (c + 1) * p.HV + hv, scan_shared, 0);
+      if (c + 1 < end_chunk) prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, scan_shared, 0);
       cp_async_commit();
     }
 
@@ -970,35 +984,54 @@ OStore o_store_of(const TensorRef& o) {
   return o.dtype == DType::bf16 ? OStore::bf16_pairs : OStore::f16_pairs;
 }
 
-// Single-buffered when the grid has more blocks than the SMs hold at one block each (or when asked).
+// The form, when not forced: double-buffered while the grid of 8-warp blocks fits the SMs at one block
+// each; beyond that paired where the paired grid still gives every SM a block, else single-buffered.
+ScanForm scan_form_for(std::int64_t blocks_of_one_tile, int sms) {
+  if (blocks_of_one_tile <= sms) return ScanForm::double_buffered;
+  return blocks_of_one_tile / 2 >= sms ? ScanForm::paired : ScanForm::single_buffered;
+}
+
 template <int K>
 cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
-  const int tiles = static_cast<int>(params.call.V / kValueTile);
-  const std::int64_t blocks = params.call.N * params.call.HV * tiles;
-  if (blocks == 0) return cudaSuccess;
-  bool single = params.scan_buffers == ScanBuffers::single_buffered;
-  if (params.scan_buffers == ScanBuffers::automatic) {
+  const std::int64_t value_tiles = params.call.V / kValueTile, heads = params.call.N * params.call.HV;
+  if (heads == 0) return cudaSuccess;
+  ScanForm form = params.scan_form;
+  if (form == ScanForm::automatic) {
     int sms = 0;
     if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
-    single = blocks > sms;
+    form = scan_form_for(heads * value_tiles, sms);
   }
-  const auto launch = [&](auto kernel, std::size_t bytes) {
+  if (form == ScanForm::paired && value_tiles % 2 != 0) return cudaErrorInvalidValue;  // V of 64 or 128 only
+  const auto launch = [&](auto form_constant, auto o_constant) {
+    constexpr ScanForm kForm = decltype(form_constant)::value;
+    constexpr OStore kO = decltype(o_constant)::value;
+    using Shape = ScanShape<kForm>;
+    const int tiles = static_cast<int>(value_tiles / Shape::tiles);
+    const std::int64_t blocks = heads * tiles;
+    const auto kernel = scan_kernel<K, kForm, kO>;
+    constexpr std::size_t bytes = ScanLayout<K, kForm>::bytes;
     if (const cudaError_t e = prepare_launch(kernel, blocks, bytes); e != cudaSuccess) return e;
-    kernel<<<static_cast<unsigned>(blocks), kScanThreads, bytes, stream>>>(params, tiles);
+    kernel<<<static_cast<unsigned>(blocks), Shape::threads, bytes, stream>>>(params, tiles);
     return cudaGetLastError();
   };
-  const auto form = [&](auto single_form) {
-    constexpr bool kSingle = decltype(single_form)::value;
+  const auto with_o = [&](auto form_constant) {
     switch (o_store_of(params.call.o)) {
       case OStore::bf16_pairs:
-        return launch(scan_kernel<K, kSingle, OStore::bf16_pairs>, ScanLayout<K, kSingle>::bytes);
+        return launch(form_constant, std::integral_constant<OStore, OStore::bf16_pairs>{});
       case OStore::f16_pairs:
-        return launch(scan_kernel<K, kSingle, OStore::f16_pairs>, ScanLayout<K, kSingle>::bytes);
+        return launch(form_constant, std::integral_constant<OStore, OStore::f16_pairs>{});
       default:
-        return launch(scan_kernel<K, kSingle, OStore::any>, ScanLayout<K, kSingle>::bytes);
+        return launch(form_constant, std::integral_constant<OStore, OStore::any>{});
     }
   };
-  return single ? form(std::true_type{}) : form(std::false_type{});
+  switch (form) {
+    case ScanForm::single_buffered:
+      return with_o(std::integral_constant<ScanForm, ScanForm::single_buffered>{});
+    case ScanForm::paired:
+      return with_o(std::integral_constant<ScanForm, ScanForm::paired>{});
+    default:
+      return with_o(std::integral_constant<ScanForm, ScanForm::double_buffered>{});
+  }
 }
 
 void check(cudaError_t e, const char* what) {

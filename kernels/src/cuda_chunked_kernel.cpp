@@ -9,7 +9,7 @@ namespace {
 
 class CudaChunkedKernel final : public Kernel {
  public:
-  explicit CudaChunkedKernel(ScanBuffers scan_buffers) : scan_buffers_(scan_buffers) {}
+  explicit CudaChunkedKernel(ScanForm scan_form) : scan_form_(scan_form) {}
   std::string name() const override { return "cuda-chunked"; }
   const Capabilities& capabilities() const override { return chunked_capabilities(); }
   const Profile& profile() const override { return profile_strict(); }
@@ -20,19 +20,19 @@ class CudaChunkedKernel final : public Kernel {
     return run_mirrored(problem, [&](const PayloadAddress& payload) {
       const ChunkedDeviceCall call(problem, payload);  // its workspace outlives the kernel: waited for here
       ChunkedParams params = call.params();
-      params.scan_buffers = scan_buffers_;
+      params.scan_form = scan_form_;
       return wait_for_kernel(launch_chunked_prefill(params, nullptr));
     });
   }
 
  private:
-  ScanBuffers scan_buffers_;
+  ScanForm scan_form_;
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_cuda_chunked_kernel(ScanBuffers scan_buffers) {
-  return std::make_unique<CudaChunkedKernel>(scan_buffers);
+std::unique_ptr<Kernel> make_cuda_chunked_kernel(ScanForm scan_form) {
+  return std::make_unique<CudaChunkedKernel>(scan_form);
 }
 
 }  // namespace kda::kernels

@@ -4,9 +4,11 @@
 // (tensor_core_model.hpp, held to the hardware by tensor_core_hardware_test). Named cases that reach every
 // path (edge lengths 0, 1, 63, 64, 65 and 129, pool with padding rows and a padded slot stride, GVA, chunk
 // states, K = V = 64, [K,V] states, both gates, batched rows), the benchmark's configuration at two heads,
-// and cases drawn by the property generators with a fixed seed, each under both forms of stage B. Every
+// and cases drawn by the property generators with a fixed seed, each under every form of stage B. Every
 // run must also leave every byte outside its outputs untouched. Skips without an sm_90 device.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "../support/bit_agreement.hpp"
 #include "../support/chunked_cases.hpp"
@@ -38,8 +40,8 @@ void expect_agreement(Kernel& cuda, const Problem& input) {
   test::expect_agreement(a);
 }
 
-// Each case under both forms of stage B (the launcher picks by grid size, and these grids are small).
-class ChunkedCudaVsSim : public testing::TestWithParam<ScanBuffers> {
+// Each case under every form of stage B (the launcher picks by grid size, and these grids are small).
+class ChunkedCudaVsSim : public testing::TestWithParam<ScanForm> {
  protected:
   void SetUp() override {
     if (const auto info = hopper_device(); !info.available) GTEST_SKIP() << info.reason;
@@ -73,9 +75,13 @@ TEST_P(ChunkedCudaVsSim, GeneratedCases) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StageB, ChunkedCudaVsSim,
-                         testing::Values(ScanBuffers::double_buffered, ScanBuffers::single_buffered),
-                         [](const auto& param) {
-                           return param.param == ScanBuffers::single_buffered ? "single_buffered" : "double_buffered";
+                         testing::Values(ScanForm::double_buffered, ScanForm::single_buffered, ScanForm::paired),
+                         [](const auto& param) -> std::string {
+                           switch (param.param) {
+                             case ScanForm::single_buffered: return "single_buffered";
+                             case ScanForm::paired: return "paired";
+                             default: return "double_buffered";
+                           }
                          });
 
 }  // namespace

@@ -50,6 +50,41 @@ TEST(DecodeMath, Log1pSoftplusSigmoidWithinThreeUlps) {
   EXPECT_LE(worst_ulps(-80.0f, 100.0f, sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }), 3.0);
 }
 
+// exp_normal is exp with a cheaper scaling: the same bits wherever the result is normal and x >= -87,
+// on an even sweep of [-87, 88] and on every float of two binades.
+TEST(DecodeMath, ExpNormalHasExpsBitsOnItsRange) {
+  constexpr int kPoints = 1000000;
+  for (int i = 0; i <= kPoints; ++i) {
+    const float x = -87.0f + 175.0f * static_cast<float>(i) / kPoints;
+    ASSERT_EQ(float_to_bits(exp_normal(x)), float_to_bits(exp(x))) << "x = " << x;
+  }
+  for (std::uint32_t u = float_to_bits(0.5f); u < float_to_bits(2.0f); ++u)
+    ASSERT_EQ(float_to_bits(exp_normal(-bits_to_float(u))), float_to_bits(exp(-bits_to_float(u))));
+  EXPECT_EQ(exp_normal(-87.0f), exp(-87.0f));
+  EXPECT_GT(exp_normal(-87.0f), 0x1p-126f);  // still normal at the flush point
+  EXPECT_EQ(exp_normal(-87.01f), 0.0f);
+  EXPECT_EQ(exp_normal(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(exp_normal(0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(exp_normal(std::nanf(""))));
+}
+
+// log_split is Cephes logf's split of x into exponent and significand (halved above sqrt(2)'s float),
+// done by one integer subtraction: the same m and e as that form on every float of [1, 4), an even sweep
+// up to 1e30 and below 1.
+TEST(DecodeMath, LogSplitIsCephesSplit) {
+  const auto check = [](float x) {
+    const std::uint32_t u = float_to_bits(x);
+    int e = static_cast<int>(u >> 23) - 127;
+    float m = bits_to_float((u & 0x007fffffu) | 0x3f800000u);
+    if (m > 1.41421356237309504880f) m = mul(m, 0.5f), ++e;
+    const LogSplit split = log_split(x);
+    ASSERT_EQ(split.e, e) << x;
+    ASSERT_EQ(split.m, m) << x;
+  };
+  for (std::uint32_t u = float_to_bits(1.0f); u < float_to_bits(4.0f); ++u) check(bits_to_float(u));
+  for (int i = 0; i <= 1000000; ++i) check(std::exp(-40.0f + 109.0f * static_cast<float>(i) / 1000000));
+}
+
 TEST(DecodeMath, EdgeValues) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(exp(0.0f), 1.0f);  // A = exp(A_log = 0) is exactly 1, as without A_log

@@ -47,14 +47,16 @@ std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::i
 ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
                                          std::int64_t V);
 
-// Stage B's two forms (docs/cuda-prefill.md): its inputs double-buffered, one block per SM (the
-// shortest chain per chunk, for grids of at most one block per SM), or in one buffer loaded in two
-// parts, two blocks per SM (the throughput of larger grids). automatic: the launcher picks by grid size.
-enum class ScanBuffers : std::uint8_t { automatic, double_buffered, single_buffered };
+// Stage B's three forms (docs/cuda-prefill.md): a block of 8 warps per 32-channel value tile, its
+// inputs double-buffered, one block per SM (the shortest chain per chunk, for grids of at most one block
+// per SM); the same in one buffer loaded in two parts, two blocks per SM; or a block of 16 warps per
+// two value tiles, double-buffered, one block per SM (two tiles sharing one copy of each chunk's
+// w, qg, kg and Aqk: the throughput of larger grids). automatic: the launcher picks by grid size.
+enum class ScanForm : std::uint8_t { automatic, double_buffered, single_buffered, paired };
 
 struct ChunkedParams {
   DecodeParams call;        // the tensors and options; call.split is not used
-  ScanBuffers scan_buffers = ScanBuffers::automatic;
+  ScanForm scan_form = ScanForm::automatic;
   TensorRef chunk_states;   // strides ordered (chunk, value head, v, k) whatever the layout; absent: no data
   const ChunkEntry* chunks = nullptr;
   const std::int64_t* sequence_chunks = nullptr;

@@ -4,7 +4,7 @@
 // otherwise, like cuda-recurrent, it copies every buffer of the problem to the device in whole (guard
 // bands and gaps included), runs both stages, synchronizes and copies every buffer back in whole, so
 // out-of-bounds writes on the device are caught exactly as on the host. CUDA errors come back as
-// RunOutcome::failed. `scan_buffers` forces one of stage B's two forms (tests run both; the named
+// RunOutcome::failed. `scan_form` forces one of stage B's three forms (tests run each; the named
 // kernel lets the launcher choose).
 #include <memory>
 
@@ -13,6 +13,6 @@
 
 namespace kda::kernels {
 
-std::unique_ptr<Kernel> make_cuda_chunked_kernel(ScanBuffers scan_buffers = ScanBuffers::automatic);
+std::unique_ptr<Kernel> make_cuda_chunked_kernel(ScanForm scan_form = ScanForm::automatic);
 
 }  // namespace kda::kernels

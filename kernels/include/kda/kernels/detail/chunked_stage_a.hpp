@@ -81,7 +81,7 @@ KDA_HD float gate(const DecodeParams& p, float raw, float bias, float A) {
   if constexpr (M == GateMode::given) return raw;
   const float x = math::add(raw, bias);
   if constexpr (M == GateMode::lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
-  return math::mul(-A, math::softplus(x));
+  return math::mul(-A, math::softplus_from(x, math::exp_normal(x > 20.0f ? 20.0f : x)));
 }
 
 // The chunk's tokens in one column (head, channel) of an activation tensor (bf16, fp16 or fp32): token
@@ -139,7 +139,10 @@ KDA_HD void store_token_inputs(const DecodeParams& p, const TokenBits& b, int i,
 // The gates, a stage of their own (the gate kernel, at full occupancy): alpha = exp(g) of token i, key
 // channel d, from the raw gate's bits (loaded through the channel's token_column of g) with g from the
 // in-kernel gate (A = gate_A, bias = channel_bias) or as given; 1 past the chunk's length (g = 0: such
-// rows decay nothing).
+// rows decay nothing). The in-kernel gates are never positive (lower_bound in [-5, 0), A >= 0), so their
+// exponentials (alpha, and softplus's e^x of x <= 20) go through exp_normal: exp's bits wherever
+// alpha >= 1.65e-38, 0 below (a subnormal decay and 0 give the same outputs in fp32); a given g may be
+// positive and keeps exp.
 template <int K>
 KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
   return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
@@ -149,7 +152,8 @@ KDA_HD std::uint32_t gate_bits(const TokenColumn& g, const ChunkEntry& c, int i)
 }
 template <GateMode M>
 KDA_HD float gate_alpha(const DecodeParams& p, float A, float bias, const ChunkEntry& c, int i, std::uint32_t bits) {
-  return math::select(i < c.length, math::exp(gate<M>(p, access::widen_select(p.g.dtype, bits), bias, A)), 1.0f);
+  const float g = gate<M>(p, access::widen_select(p.g.dtype, bits), bias, A);
+  return math::select(i < c.length, M == GateMode::given ? math::exp(g) : math::exp_normal(g), 1.0f);
 }
 
 // beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).

@@ -134,14 +134,12 @@ KDA_HD float scale_by_power_of_two(float p, int n) {
   return mul(mul(p, f1), f2);
 }
 
-// e^x. Cephes expf: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two so n * hi is exact), a degree-7
-// polynomial for e^r, then the exact scaling by 2^n. Without branches (as softplus and log1p_nonnegative
-// below), so that an element-wise loop over these stays one basic block: the polynomial runs on x
-// clamped into [-103.97, 88.72], and Inf, 0 and NaN are selected for the arguments outside.
-KDA_HD float exp(float x) {
-  constexpr float kAbove = 88.72283935546875f;       // ln(FLT_MAX): +Inf above
-  constexpr float kBelow = -103.97208404541015625f;  // ln(smallest subnormal / 2): 0 below
-  const float inside = clamp(x, kBelow, kAbove);
+// Cephes expf's core: e^x = p 2^n with n = rint(x / ln2) and p a degree-7 polynomial in r = x - n ln2
+// (|r| <= ln2 / 2; ln2 split in two so that n * hi is exact), for x inside exp's clamp.
+struct ExpParts {
+  float p, n;
+};
+KDA_HD ExpParts exp_parts(float inside) {
   const float n = rint(mul(inside, 1.44269502162933349609375f));
   float r = fma(n, -0.693359375f, inside);
   r = fma(n, 2.12194440e-4f, r);
@@ -152,19 +150,51 @@ KDA_HD float exp(float x) {
   p = fma(p, r, 1.6666665459e-1f);
   p = fma(p, r, 5.0000001201e-1f);
   p = fma(p, mul(r, r), r);
-  p = add(p, 1.0f);
-  const float e = scale_by_power_of_two(p, static_cast<int>(n));
-  const float outside = x > kAbove ? bits_to_float(0x7f800000u) : 0.0f;
-  return select(is_nan(x), x, select(x > kAbove || x < kBelow, outside, e));
+  return {add(p, 1.0f), n};
 }
 
-// ln(x) for finite normal x >= 1 (the only arguments softplus gives it). Cephes logf: x = m 2^e with
-// m in [sqrt(1/2), sqrt(2)), a polynomial in f = m - 1, ln2 split in two.
+// e^x: exp_parts, then the exact scaling by 2^n. Without branches (as softplus and log1p_nonnegative
+// below), so that an element-wise loop over these stays one basic block: the polynomial runs on x
+// clamped into [-103.97, 88.72], and Inf, 0 and NaN are selected for the arguments outside.
+KDA_HD float exp(float x) {
+  constexpr float kAbove = 88.72283935546875f;       // ln(FLT_MAX): +Inf above
+  constexpr float kBelow = -103.97208404541015625f;  // ln(smallest subnormal / 2): 0 below
+  const ExpParts e = exp_parts(clamp(x, kBelow, kAbove));
+  const float scaled = scale_by_power_of_two(e.p, static_cast<int>(e.n));
+  const float outside = x > kAbove ? bits_to_float(0x7f800000u) : 0.0f;
+  return select(is_nan(x), x, select(x > kAbove || x < kBelow, outside, scaled));
+}
+
+// e^x for x <= 88 where the result is a normal float, 0 where it would be below e^-87 (the few normal
+// results under 1.65e-38 included), NaN for NaN: exp's bits on [-87, 88], with the scaling by 2^n as
+// an add to p's exponent field (exact: from x >= -87, p 2^n >= 2^-126), 19 instructions rather than
+// exp's 30. For arguments known not to exceed 88, where a flushed subnormal changes nothing (the
+// chunked kernel's gates: alpha = e^g with g <= 0).
+KDA_HD float exp_normal(float x) {
+  constexpr float kFlush = -87.0f;
+  const ExpParts e = exp_parts(x < kFlush ? kFlush : x);
+  const float scaled = bits_to_float(float_to_bits(e.p) + (static_cast<std::uint32_t>(static_cast<int>(e.n)) << 23));
+  return select(is_nan(x), x, select(x < kFlush, 0.0f, scaled));
+}
+
+// x = m 2^e with m in [sqrt(1/2), sqrt(2)), for finite normal x > 0: Cephes logf's split (m halved
+// where the significand exceeds sqrt(2)'s float, 0x3fb504f3) by one integer subtraction: x's bits less
+// those of 0x3f3504f4 (that significand plus one ulp, exponent -1) carry into the exponent exactly where m
+// is halved.
+struct LogSplit {
+  float m;
+  int e;
+};
+KDA_HD LogSplit log_split(float x) {
+  constexpr std::uint32_t kHalfSqrt2 = 0x3f3504f4u;
+  const std::uint32_t offset = float_to_bits(x) - kHalfSqrt2;
+  return {bits_to_float((offset & 0x007fffffu) + kHalfSqrt2), static_cast<int>(offset) >> 23};
+}
+
+// ln(x) for finite normal x >= 1 (the only arguments softplus gives it). Cephes logf: log_split, a
+// polynomial in f = m - 1, ln2 split in two.
 KDA_HD float log_at_least_one(float x) {
-  const std::uint32_t u = float_to_bits(x);
-  int e = static_cast<int>(u >> 23) - 127;
-  float m = bits_to_float((u & 0x007fffffu) | 0x3f800000u);  // in [1, 2)
-  if (m > 1.41421356237309504880f) m = mul(m, 0.5f), ++e;
+  const auto [m, e] = log_split(x);
   const float f = sub(m, 1.0f);
   const float z = mul(f, f);
   float y = 7.0376836292e-2f;
@@ -195,11 +225,11 @@ KDA_HD float log1p_nonnegative(float y) {
 KDA_HD float sigmoid(float x) { return div(1.0f, add(1.0f, exp(-x))); }
 
 // softplus with the threshold 20 every peer uses (kda-facts §1): x itself above it (and for NaN),
-// selected after log1p(e^x) of x clamped to 20.
-KDA_HD float softplus(float x) {
-  const float below = log1p_nonnegative(exp(x > 20.0f ? 20.0f : x));
-  return select(is_nan(x) || x > 20.0f, x, below);
+// selected after log1p(e^x) of x clamped to 20; softplus_from takes that e^x from the caller.
+KDA_HD float softplus_from(float x, float e) {
+  return select(is_nan(x) || x > 20.0f, x, log1p_nonnegative(e));
 }
+KDA_HD float softplus(float x) { return softplus_from(x, exp(x > 20.0f ? 20.0f : x)); }
 
 // fp32 -> bf16 bits, round to nearest even; NaN stays a quiet NaN (as kda::f32_to_bf16).
 KDA_HD std::uint16_t to_bf16_bits(float x) {
