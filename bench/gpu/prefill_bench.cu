@@ -5,7 +5,7 @@
 //
 // Timing: CUDA events, median of --reps runs after 3 warm-ups, for stage A (the gate kernel and the
 // prepare kernel) alone, the gate kernel alone, stage B (scan) alone and both stages back to back (the
-// headline), and stage B forced into each of its three forms (ScanForm: the launcher's choice beside
+// headline), and stage B forced into each of its four forms (ScanForm: the launcher's choice beside
 // the others, in the same run). The inputs (4 x 134 MB at 16384 tokens) and the
 // workspace (about 600 MB) are many times the 60 MB L2. The device-to-device copy bandwidth is measured
 // in the same run as the in-run ceiling reference. The prepare kernel is also split by phase: one more
@@ -122,13 +122,15 @@ struct Row {
   std::int64_t tokens = 0;
   double prepare_ms = 0, gates_ms = 0, scan_ms = 0, total_ms = 0, tflops = 0, o_rel_rms = 0;
   std::array<double, kernels::kPreparePhases> phase_share{};  // of the prepare kernel's clocks, mean over its slots
-  std::array<double, 3> scan_form_ms{};  // stage B forced into each form (kScanForms), beside the launcher's choice
+  std::array<double, 4> scan_form_ms{};  // stage B forced into each form (kScanForms), beside the launcher's choice
+  std::string scan_form;                 // the launcher's choice
 };
 
-constexpr std::array<std::pair<kernels::ScanForm, const char*>, 3> kScanForms{
+constexpr std::array<std::pair<kernels::ScanForm, const char*>, 4> kScanForms{
     {{kernels::ScanForm::double_buffered, "double_buffered"},
      {kernels::ScanForm::single_buffered, "single_buffered"},
-     {kernels::ScanForm::paired, "paired"}}};
+     {kernels::ScanForm::paired, "paired"},
+     {kernels::ScanForm::wide, "wide"}}};
 
 // One stage-A launch with phase clocks: each phase's share of the prepare kernel's clock64() cycles,
 // averaged over its slots (the blocks run side by side, so the shares split its time).
@@ -174,7 +176,10 @@ void time_packing(Row& row, int reps) {
   row.prepare_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prepare(params, nullptr), "prepare"); });
   row.gates_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_gates(params, nullptr), "gates"); });
   row.scan_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
+  kernels::ScanForm chosen = kernels::ScanForm::automatic;
+  check(kernels::chunked_scan_form(params, chosen), "stage B's form");
   for (std::size_t f = 0; f < kScanForms.size(); ++f) {
+    if (kScanForms[f].first == chosen) row.scan_form = kScanForms[f].second;
     kernels::ChunkedParams forced = params;
     forced.scan_form = kScanForms[f].first;
     row.scan_form_ms[f] = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(forced, nullptr), "scan"); });
@@ -243,11 +248,13 @@ int main(int argc, char** argv) try {
       std::printf(" %.0f%% (%.3f) |", 100 * share, share * (r.prepare_ms - r.gates_ms));
     std::printf("\n");
   }
-  std::printf("\nstage B in each form (ms; the launcher's choice is the table's stage B):\n| packing |");
+  std::printf("\nstage B in each form (ms; the launcher's choice is the table's stage B):\n| packing | chosen |");
   for (const auto& form : kScanForms) std::printf(" %s |", form.second);
-  std::printf("\n|---|---|---|---|\n");
+  std::printf("\n|---|---|");
+  for (std::size_t f = 0; f < kScanForms.size(); ++f) std::printf("---|");
+  std::printf("\n");
   for (const Row& r : rows) {
-    std::printf("| %s |", r.packing.name.c_str());
+    std::printf("| %s | %s |", r.packing.name.c_str(), r.scan_form.c_str());
     for (double ms : r.scan_form_ms) std::printf(" %.3f |", ms);
     std::printf("\n");
   }
@@ -273,7 +280,7 @@ int main(int argc, char** argv) try {
       j << ", \"prepare_phase_share\": {";
       for (int ph = 0; ph < kernels::kPreparePhases; ++ph)
         j << (ph ? ", " : "") << "\"" << kernels::kPreparePhaseNames[ph] << "\": " << r.phase_share[static_cast<std::size_t>(ph)];
-      j << "}, \"scan_form_ms\": {";
+      j << "}, \"scan_form\": \"" << r.scan_form << "\", \"scan_form_ms\": {";
       for (std::size_t f = 0; f < kScanForms.size(); ++f)
         j << (f ? ", " : "") << "\"" << kScanForms[f].second << "\": " << r.scan_form_ms[f];
       j << "}}";

@@ -33,7 +33,20 @@ ChunkTable make_chunk_table(const Problem& p) {
                           static_cast<std::int32_t>(n)});
     t.sequence_chunks.push_back(static_cast<std::int64_t>(t.chunks.size()));
   }
+  t.longest_first.resize(static_cast<std::size_t>(p.N));
+  for (std::int64_t n = 0; n < p.N; ++n) t.longest_first[static_cast<std::size_t>(n)] = n;
+  const auto chunks_of = [&](std::int64_t n) {
+    return t.sequence_chunks[static_cast<std::size_t>(n + 1)] - t.sequence_chunks[static_cast<std::size_t>(n)];
+  };
+  std::stable_sort(t.longest_first.begin(), t.longest_first.end(),
+                   [&](std::int64_t a, std::int64_t b) { return chunks_of(a) > chunks_of(b); });
   return t;
+}
+
+std::int64_t ChunkTable::longest_chunks() const {
+  return longest_first.empty() ? 0
+                               : sequence_chunks[static_cast<std::size_t>(longest_first[0] + 1)] -
+                                     sequence_chunks[static_cast<std::size_t>(longest_first[0])];
 }
 
 std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
@@ -93,14 +106,14 @@ RunOutcome admit_chunked(const Problem& problem, const std::string& kernel) {
   return RunOutcome::ok();
 }
 
-ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& payload,
-                                  const ChunkEntry* table_chunks, const std::int64_t* table_sequences,
-                                  std::int64_t num_chunks, std::byte* workspace) {
+ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& payload, const ChunkTable& table,
+                                  const TableAddress& at, std::byte* workspace) {
   ChunkedParams c;
   c.call = make_decode_params(problem, payload);
   c.chunk_states = state_ref(problem.chunk_states, problem.options.state_layout, payload);
-  c.chunks = table_chunks, c.sequence_chunks = table_sequences, c.num_chunks = num_chunks;
-  c.work = carve_chunked_workspace(workspace, num_chunks, problem.HV, problem.K, problem.V);
+  c.chunks = at.chunks, c.sequence_chunks = at.sequence_chunks, c.longest_first = at.longest_first;
+  c.num_chunks = static_cast<std::int64_t>(table.chunks.size()), c.longest_chunks = table.longest_chunks();
+  c.work = carve_chunked_workspace(workspace, c.num_chunks, problem.HV, problem.K, problem.V);
   return c;
 }
 

@@ -621,21 +621,28 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Stage B: one block of 256 threads per (sequence n, value head hv, value tile of 32 channels), or in
-// the paired form 512 per two tiles (ScanShape), blockIdx.x = (n * HV + hv) * tiles + tile with `tiles`
-// the head's blocks. Warp w = 4 half + rb owns value channels 16 half .. + 15 of the block's: token rows
-// 16 rb .. 16 rb + 15 of v_new and o, and key channels K / 4 rb .. of the state S (fp32, in its mma
-// accumulators). Eight warps a tile rather than four: each chunk is a chain of dependent products, and
-// two warps per scheduler hide each other's latencies. Each output element's products are summed in
-// the same order in every form, so the three give the same bits.
+// Stage B: one block per (sequence n, value head hv, `columns` value channels), blockIdx.x = (n * HV +
+// hv) * tiles + tile with `tiles` the head's blocks (ScanShape: 8 warps per 32 channels, 16 per 64 in the
+// paired form, 16 per 128 in the wide). Warp w = 4 cg + rb owns value channels warp_columns cg .. of the
+// block's: token rows 16 rb .. 16 rb + 15 of v_new and o, and key channels K / 4 rb .. of the state S
+// (fp32, in its mma accumulators). Eight warps or more a block: each chunk is a chain of dependent
+// products, and two warps per scheduler hide each other's latencies. Each output element's products are
+// summed in the same order in every form, so the four give the same bits.
 
-// How a form of stage B is built: value tiles a block (8 warps each), threads, whether its inputs have
-// one buffer, blocks an SM.
+// How a form of stage B is built: value tiles of 32 channels a block, the channels a warp owns (16, or
+// 32 in the wide form: each A fragment of w, qg, kg and Aqk then serves twice the columns, a third fewer
+// shared-memory loads a product), threads, whether its inputs have one buffer, blocks an SM, and the S
+// and v_new operand tiles: two (chunk parity) except in the wide form, whose 128 channels leave room for
+// one. One of each suffices with two barriers a chunk: S is read before barrier 2 and published after it,
+// v_new written before barrier 2 and read after it, and the next chunk's writes of either come after its
+// barrier 1.
 template <ScanForm F>
 struct ScanShape {
-  static constexpr int tiles = F == ScanForm::paired ? 2 : 1, columns = tiles * kValueTile, threads = tiles * 256;
+  static constexpr int tiles = F == ScanForm::paired ? 2 : F == ScanForm::wide ? 4 : 1, columns = tiles * kValueTile;
+  static constexpr int warp_columns = F == ScanForm::wide ? 32 : 16, warps = 4 * columns / warp_columns;
+  static constexpr int threads = warps * 32;
   static constexpr bool single = F == ScanForm::single_buffered;
-  static constexpr int blocks_per_sm = single ? 2 : 1;
+  static constexpr int blocks_per_sm = single ? 2 : 1, operand_parities = F == ScanForm::wide ? 1 : 2;
 };
 
 template <int K, ScanForm F>
@@ -651,24 +658,28 @@ struct ScanLayout {  // byte offsets into dynamic shared memory; row strides pad
   static constexpr std::size_t w = 0, qg = w + 2 * kChunk * WLD, u = qg + 2 * kChunk * WLD, kg = u + 2 * kChunk * ULD,
                                aqk = kg + 2 * kChunk * WLD, decay = aqk + 2 * kChunk * ALD, buffer = decay + 4 * K,
                                buffers = ScanShape<F>::single ? 1 : 2;
-  // S and v_new operands, two of each (chunk parity), so that a chunk needs two barriers, not three.
-  static constexpr std::size_t st = buffers * buffer, vnew = st + 2 * 2 * K * SLD, bytes = vnew + 2 * 2 * kChunk * SLD;
+  // S and v_new operands, one of each per parity (ScanShape).
+  static constexpr std::size_t parities = ScanShape<F>::operand_parities;
+  static constexpr std::size_t st = buffers * buffer, vnew = st + parities * 2 * K * SLD,
+                               bytes = vnew + parities * 2 * kChunk * SLD;
   static_assert(kg % 16 == 0 && buffer % 16 == 0, "cp.async needs 16-byte aligned destinations");
 };
 
 // A thread's share of a chunk's copies (cp.async, 16 bytes each), the same for every chunk and so
 // computed once: the shared byte offset (within a buffer) and the global element offset (within the
 // slot's array) of its first piece of each array. The [64][K] arrays (w, qg, kg) take kRowCopies pieces
-// a thread, kRowStep rows apart; u (the block's channels of each row) one; Aqk kAqkCopies (two for 256
-// threads, one for 512), kAqkStep rows apart; exp(Γlast) one for the first K / 4 threads.
+// a thread, kRowStep rows apart; u (the block's channels of each row) kUCopies, kUStep rows apart; Aqk
+// kAqkCopies (two for 256 threads, one for 512), kAqkStep rows apart; exp(Γlast) one for the first K / 4
+// threads.
 template <int K, ScanForm F>
 struct ChunkCopies {
   using L = ScanLayout<K, F>;
   static constexpr int kThreads = ScanShape<F>::threads;
   static constexpr int kRowPieces = K / 8, kUPieces = L::columns / 8;  // 16-byte pieces of a row
   static constexpr int kRowCopies = kChunk * kRowPieces / kThreads, kRowStep = kThreads / kRowPieces;
+  static constexpr int kUCopies = kChunk * kUPieces / kThreads, kUStep = kThreads / kUPieces;
   static constexpr int kAqkCopies = kChunk * kChunk / 8 / kThreads, kAqkStep = kThreads / (kChunk / 8);
-  static_assert(kChunk * kRowPieces % kThreads == 0 && kChunk * kUPieces == kThreads && K / 4 <= kThreads);
+  static_assert(kChunk * kRowPieces % kThreads == 0 && kChunk * kUPieces % kThreads == 0 && K / 4 <= kThreads);
   int rows_shared, rows_global, u_shared, u_global, aqk_shared, aqk_global;
   bool decay;
   __device__ ChunkCopies(int tid, int block_tile, std::int64_t V) {
@@ -697,7 +708,9 @@ __device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const Chu
   };
   if (part == 0) {
     rows_of(P.work.w, L::w), rows_of(P.work.qg, L::qg);
-    cp_async16(shared + my.u_shared, P.work.u + slot * kChunk * P.call.V + my.u_global);
+    const std::uint16_t* u = P.work.u + slot * kChunk * P.call.V + my.u_global;
+#pragma unroll
+    for (int m = 0; m < C::kUCopies; ++m) cp_async16(shared + my.u_shared + 2 * m * C::kUStep * L::ULD, u + m * C::kUStep * P.call.V);
     return;
   }
   rows_of(P.work.kg, L::kg);
@@ -730,19 +743,23 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
   using L = ScanLayout<K, F>;
   constexpr bool kSingle = ScanShape<F>::single;
   constexpr int kThreads = ScanShape<F>::threads;
-  constexpr int MT = K / 64;  // 16-row tiles of S per warp
+  constexpr int MT = K / 64;                           // 16-row tiles of S per warp
+  constexpr int NB = ScanShape<F>::warp_columns / 16;  // 16-channel pairs of n-tiles per warp
   extern __shared__ __align__(16) std::byte scan_shared[];
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp, g = lane / 4, tq = lane % 4;
-  const int rb = warp % 4, col0 = 16 * (warp / 4);  // the warp's row block and first value channel (tile)
+  // The warp's row block and first value channel (within the block's).
+  const int rb = warp % 4, col0 = ScanShape<F>::warp_columns * (warp / 4);
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
-  const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV, n = head / p.HV;
+  // Sequences longest first (ChunkTable::longest_first), the value heads of each in turn.
+  const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV;
+  const std::int64_t n = P.longest_first[head / p.HV];
   const int v0 = tile * L::columns;
   auto st_of = [&](std::int64_t parity) {
-    return reinterpret_cast<__half*>(scan_shared + L::st) + parity * K * L::SLD;
+    return reinterpret_cast<__half*>(scan_shared + L::st) + parity % L::parities * K * L::SLD;
   };
   auto vnew_of = [&](std::int64_t parity) {
-    return reinterpret_cast<__half*>(scan_shared + L::vnew) + parity * kChunk * L::SLD;
+    return reinterpret_cast<__half*>(scan_shared + L::vnew) + parity % L::parities * kChunk * L::SLD;
   };
 
   const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
@@ -763,7 +780,7 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
   }
   const ChunkCopies<K, F> copies(tid, tile, p.V);
   // The lane's first o element of a chunk's row 0, less the chunk's own offset (its value channels
-  // v0 + value_of(nt, x) for x = 0, 2).
+  // v0 + value_of(nb, nt, x) for x = 0, 2).
   const std::int64_t o_column = hv * p.o.stride[2] + (v0 + col0 + 2 * tq) * p.o.stride[3];
   if (first_chunk < end_chunk) {
     prefetch_chunk<K, F>(P, copies, first_chunk * p.HV + hv, scan_shared, 0);
@@ -771,29 +788,34 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
   }
   cp_async_commit();
 
-  // S in the accumulator layout of the state update: element (mt, nt, x) is key channel
-  // d = K / 4 rb + 16 mt + g (+ 8 for x >= 2), value channel v0 + col0 + 8 nt + 2 tq + (x & 1).
+  // S in the accumulator layout of the state update: element (mt, nb, nt, x) is key channel
+  // d = K / 4 rb + 16 mt + g (+ 8 for x >= 2), value channel v0 + col0 + 16 nb + 8 nt + 2 tq + (x & 1).
   auto key_of = [&](int mt, int x) { return K / 4 * rb + 16 * mt + g + (x >= 2 ? 8 : 0); };
-  auto value_of = [&](int nt, int x) { return col0 + 8 * nt + 2 * tq + (x & 1); };  // within the tile
-  float S[MT][2][4];
+  auto value_of = [&](int nb, int nt, int x) { return col0 + 16 * nb + 8 * nt + 2 * tq + (x & 1); };  // in the block's
+  float S[MT][NB][2][4];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
+    for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-      for (int x = 0; x < 4; ++x)
-        S[mt][nt][x] = hs.in ? access::load(p.state_in,
-                                            access::state_offset(p.state_in, v0 + value_of(nt, x), key_of(mt, x)), hs.in)
-                             : 0.0f;
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+          S[mt][nb][nt][x] =
+              hs.in ? access::load(p.state_in, access::state_offset(p.state_in, v0 + value_of(nb, nt, x), key_of(mt, x)),
+                                   hs.in)
+                    : 0.0f;
   auto publish_state = [&](__half* st) {  // S as fp16 operands, [d][v], for the next chunk's products
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+      for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-        for (int x = 0; x < 4; x += 2)
-          *reinterpret_cast<std::uint32_t*>(&st[key_of(mt, x) * L::SLD + value_of(nt, x)]) =
-              f16_pair(S[mt][nt][x], S[mt][nt][x + 1]);
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int x = 0; x < 4; x += 2)
+            *reinterpret_cast<std::uint32_t*>(&st[key_of(mt, x) * L::SLD + value_of(nb, nt, x)]) =
+                f16_pair(S[mt][nb][nt][x], S[mt][nb][nt][x + 1]);
   };
   publish_state(st_of(0));
 
@@ -828,20 +850,23 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
     // first product of each step had waited on its ldmatrix: a third of stage B's stall samples).
     constexpr int kSteps = K / 16;
     struct StepFragments {
-      std::uint32_t w[4], qg[4], s[4];
+      std::uint32_t w[4], qg[4], s[NB][4];
     } fragments[2];  // by step parity
     const auto load_step = [&](int step, StepFragments& f) {
       a_fragment(f.w, w, L::WLD, 16 * rb, 16 * step, lane);
       a_fragment(f.qg, qg, L::WLD, 16 * rb, 16 * step, lane);
-      b_fragments(f.s, st, L::SLD, 16 * step, col0, lane);
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) b_fragments(f.s[nb], st, L::SLD, 16 * step, col0 + 16 * nb, lane);
     };
     load_step(0, fragments[0]);
-    __half2 u_pairs[2][2];  // u of (nt, row half), channels value_of(nt, 0) and + 1
+    __half2 u_pairs[NB][2][2];  // u of (nb, nt, row half), channels value_of(nb, nt, 0) and + 1
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
+    for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        u_pairs[nt][h] = *reinterpret_cast<const __half2*>(&u[(row + 8 * h) * L::ULD + value_of(nt, 0)]);
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          u_pairs[nb][nt][h] = *reinterpret_cast<const __half2*>(&u[(row + 8 * h) * L::ULD + value_of(nb, nt, 0)]);
 
     if constexpr (kSingle) {
       prefetch_chunk<K, F>(P, copies, c * p.HV + hv, scan_shared, 1);
@@ -853,36 +878,48 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
     cp_async_commit();
 
     if (P.chunk_states.data) {
+      // The element offsets from a fresh read of the thread index: from the kernel's own, the compiler
+      // hoisted all MT * NB * 8 of them out of the chunk loop and spilled them (the wide form: 296 bytes).
       std::byte* at = access::head_of(P.chunk_states, c, hv);
+      const int now = fresh_thread_index() % kWarp, key0 = K / 4 * rb + now / 4, value0 = v0 + col0 + 2 * (now % 4);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
+        for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-          for (int x = 0; x < 4; ++x)
-            access::store(P.chunk_states, access::state_offset(P.chunk_states, v0 + value_of(nt, x), key_of(mt, x)),
-                          S[mt][nt][x], at);
+          for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+              access::store(P.chunk_states,
+                            access::state_offset(P.chunk_states, value0 + 16 * nb + 8 * nt + (x & 1),
+                                                 key0 + 16 * mt + (x >= 2 ? 8 : 0)),
+                            S[mt][nb][nt][x], at);
     }
 
-    float o[2][4] = {};
+    float o[NB][2][4] = {};
     {
-      float acc[2][4] = {};
+      float acc[NB][2][4] = {};
 #pragma unroll
       for (int step = 0; step < kSteps; ++step) {
         if (step + 1 < kSteps) load_step(step + 1, fragments[(step + 1) % 2]);
         const StepFragments& f = fragments[step % 2];
-        times_b(f.w, f.s, acc);
-        times_b(f.qg, f.s, o);
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+          times_b(f.w, f.s[nb], acc[nb]);
+          times_b(f.qg, f.s[nb], o[nb]);
+        }
       }
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+      for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int i = row + 8 * h, v = value_of(nt, 0);
-          *reinterpret_cast<std::uint32_t*>(&vnew[i * L::SLD + v]) =
-              f16_pair(math::sub(__low2float(u_pairs[nt][h]), acc[nt][2 * h]),
-                       math::sub(__high2float(u_pairs[nt][h]), acc[nt][2 * h + 1]));
-        }
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int i = row + 8 * h, v = value_of(nb, nt, 0);
+            *reinterpret_cast<std::uint32_t*>(&vnew[i * L::SLD + v]) =
+                f16_pair(math::sub(__low2float(u_pairs[nb][nt][h]), acc[nb][nt][2 * h]),
+                         math::sub(__high2float(u_pairs[nb][nt][h]), acc[nb][nt][2 * h + 1]));
+          }
     }
     if constexpr (kSingle) cp_async_wait_all();
     __syncthreads();  // v_new complete (single-buffered: part 1 landed, part 0 read for the last time)
@@ -896,31 +933,43 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
       for (int j0 = 0; j0 < 16 * (rb + 1); j0 += 16) {
         std::uint32_t a[4];
         a_fragment(a, aqk, L::ALD, 16 * rb, j0, lane);
-        times_k_rows(a, vnew, L::SLD, j0, col0, lane, o);
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) times_k_rows(a, vnew, L::SLD, j0, col0 + 16 * nb, lane, o[nb]);
       }
       const std::int64_t at = e.row * p.o.stride[0] + (e.first + row) * p.o.stride[1] + o_column;
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+      for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-        for (int x = 0; x < 4; x += 2)
-          if (row + (x >= 2 ? 8 : 0) < e.length)
-            store_o_pair<kO>(p.o, at + nt * 8 * p.o.stride[3] + (x >= 2 ? 8 * p.o.stride[1] : 0), o[nt][x],
-                             o[nt][x + 1]);
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int x = 0; x < 4; x += 2)
+            if (row + (x >= 2 ? 8 : 0) < e.length)
+              store_o_pair<kO>(p.o, at + (16 * nb + 8 * nt) * p.o.stride[3] + (x >= 2 ? 8 * p.o.stride[1] : 0),
+                               o[nb][nt][x], o[nb][nt][x + 1]);
     }
 
-    // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d] (kg stored [j][d]), B[j][v] = v_new[j][v].
+    // S = exp(Γlast) S + kg^T v_new: A[d][j] = kg[j][d] (kg stored [j][d]), B[j][v] = v_new[j][v]. Each
+    // k-step's v_new fragments are loaded once for all MT row tiles of S (each accumulator still sums
+    // its k-steps in ascending order).
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const int d0 = K / 4 * rb + 16 * mt;
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+      for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-        for (int x = 0; x < 4; ++x) S[mt][nt][x] = math::mul(decay[key_of(mt, x)], S[mt][nt][x]);
+        for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-      for (int j0 = 0; j0 < kChunk; j0 += 16) {
+          for (int x = 0; x < 4; ++x) S[mt][nb][nt][x] = math::mul(decay[key_of(mt, x)], S[mt][nb][nt][x]);
+#pragma unroll
+    for (int j0 = 0; j0 < kChunk; j0 += 16) {
+      std::uint32_t b[NB][4];
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) b_fragments(b[nb], vnew, L::SLD, j0, col0 + 16 * nb, lane);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
         std::uint32_t a[4];
-        a_fragment_of_transposed(a, kg, L::WLD, d0, j0, lane);
-        times_k_rows(a, vnew, L::SLD, j0, col0, lane, S[mt]);
+        a_fragment_of_transposed(a, kg, L::WLD, K / 4 * rb + 16 * mt, j0, lane);
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) times_b(a, b[nb], S[mt][nb]);
       }
     }
     publish_state(st_of(1 - parity));
@@ -930,11 +979,13 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+      for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-        for (int x = 0; x < 4; ++x)
-          access::store(p.state_out, access::state_offset(p.state_out, v0 + value_of(nt, x), key_of(mt, x)),
-                        S[mt][nt][x], hs.out);
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int x = 0; x < 4; ++x)
+            access::store(p.state_out, access::state_offset(p.state_out, v0 + value_of(nb, nt, x), key_of(mt, x)),
+                          S[mt][nb][nt][x], hs.out);
 }
 
 // Grid size checks and the opt-in above 48 KiB of dynamic shared memory (cheap: done on every launch).
@@ -984,23 +1035,43 @@ OStore o_store_of(const TensorRef& o) {
   return o.dtype == DType::bf16 ? OStore::bf16_pairs : OStore::f16_pairs;
 }
 
-// The form, when not forced: double-buffered while the grid of 8-warp blocks fits the SMs at one block
-// each; beyond that paired where the paired grid still gives every SM a block, else single-buffered.
-ScanForm scan_form_for(std::int64_t blocks_of_one_tile, int sms) {
-  if (blocks_of_one_tile <= sms) return ScanForm::double_buffered;
-  return blocks_of_one_tile / 2 >= sms ? ScanForm::paired : ScanForm::single_buffered;
+// The form, when not forced: the one with the least estimated time, the longer of the longest
+// sequence's chain (its chunks times a chunk's time in that form when its SM is full: the chain cannot
+// go faster than its own block's share) and the grid's work spread over the SMs (32-channel tile-chunks
+// times their cost at full occupancy). Microseconds a chunk of one 32-channel tile, from prefill_bench's
+// table of stage B in each form (H200, run of 2026-12-03T09:07Z; 8 x 2048: double-buffered 0.503 ms,
+// single-buffered 0.460, paired 0.441, wide 0.411, each over 248 tile-chunks an SM); a block of
+// `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
+struct ScanFormCost {
+  ScanForm form;
+  int tiles, blocks_per_sm;
+  double tile_chunk_us;
+};
+constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.03},
+                                           {ScanForm::single_buffered, 1, 2, 1.85},
+                                           {ScanForm::paired, 2, 1, 1.78},
+                                           {ScanForm::wide, 4, 1, 1.66}};
+
+ScanForm scan_form_for(const ChunkedParams& params, std::int64_t value_tiles, int sms) {
+  const double tile_chunks = static_cast<double>(params.num_chunks * params.call.HV * value_tiles);
+  ScanForm best = ScanForm::double_buffered;
+  double best_us = 0;
+  for (const ScanFormCost& f : kScanFormCosts) {
+    if (value_tiles % f.tiles != 0) continue;
+    const double chain_us = static_cast<double>(params.longest_chunks) * f.tiles * f.blocks_per_sm * f.tile_chunk_us;
+    const double spread_us = tile_chunks * f.tile_chunk_us / sms;
+    const double us = chain_us > spread_us ? chain_us : spread_us;
+    if (best_us == 0 || us < best_us) best = f.form, best_us = us;
+  }
+  return best;
 }
 
 template <int K>
 cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
   const std::int64_t value_tiles = params.call.V / kValueTile, heads = params.call.N * params.call.HV;
   if (heads == 0) return cudaSuccess;
-  ScanForm form = params.scan_form;
-  if (form == ScanForm::automatic) {
-    int sms = 0;
-    if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
-    form = scan_form_for(heads * value_tiles, sms);
-  }
+  ScanForm form = ScanForm::automatic;
+  if (const cudaError_t e = chunked_scan_form(params, form); e != cudaSuccess) return e;
   if (form == ScanForm::paired && value_tiles % 2 != 0) return cudaErrorInvalidValue;  // V of 64 or 128 only
   const auto launch = [&](auto form_constant, auto o_constant) {
     constexpr ScanForm kForm = decltype(form_constant)::value;
@@ -1029,6 +1100,8 @@ cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
       return with_o(std::integral_constant<ScanForm, ScanForm::single_buffered>{});
     case ScanForm::paired:
       return with_o(std::integral_constant<ScanForm, ScanForm::paired>{});
+    case ScanForm::wide:
+      return with_o(std::integral_constant<ScanForm, ScanForm::wide>{});
     default:
       return with_o(std::integral_constant<ScanForm, ScanForm::double_buffered>{});
   }
@@ -1057,6 +1130,19 @@ cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t str
   return params.call.K == 64 ? launch_prepare<64>(params, stream) : launch_prepare<128>(params, stream);
 }
 
+cudaError_t chunked_scan_form(const ChunkedParams& params, ScanForm& form) {
+  const std::int64_t value_tiles = params.call.V / kValueTile;
+  form = params.scan_form;
+  if (form == ScanForm::automatic) {
+    int sms = 0;
+    if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
+    form = scan_form_for(params, value_tiles, sms);
+  }
+  // The wide form's 128 channels need V = 128: at V = 64 it is the paired form.
+  if (form == ScanForm::wide && value_tiles % 4 != 0) form = ScanForm::paired;
+  return cudaSuccess;
+}
+
 cudaError_t launch_chunked_scan(const ChunkedParams& params, cudaStream_t stream) {
   if (!launchable(params)) return cudaErrorInvalidValue;
   return params.call.K == 64 ? launch_scan<64>(params, stream) : launch_scan<128>(params, stream);
@@ -1072,16 +1158,19 @@ ChunkedDeviceCall::ChunkedDeviceCall(const Problem& problem, const PayloadAddres
   const auto chunks = static_cast<std::int64_t>(table.chunks.size());
   const std::size_t entries = sizeof(ChunkEntry) * table.chunks.size();
   const std::size_t sequences = sizeof(std::int64_t) * table.sequence_chunks.size();
+  const std::size_t order = sizeof(std::int64_t) * table.longest_first.size();
   try {
-    check(cudaMalloc(&table_, entries + sequences), "cudaMalloc (chunk table)");
+    check(cudaMalloc(&table_, entries + sequences + order), "cudaMalloc (chunk table)");
     check(cudaMalloc(&workspace_, chunked_workspace_bytes(chunks, problem.HV, problem.K, problem.V) + 256),
           "cudaMalloc (workspace)");
     auto* device_entries = static_cast<ChunkEntry*>(table_);
     auto* device_sequences = reinterpret_cast<std::int64_t*>(static_cast<std::byte*>(table_) + entries);
     check(cudaMemcpy(device_entries, table.chunks.data(), entries, cudaMemcpyHostToDevice), "cudaMemcpy (chunks)");
+    std::int64_t* device_order = device_sequences + table.sequence_chunks.size();
     check(cudaMemcpy(device_sequences, table.sequence_chunks.data(), sequences, cudaMemcpyHostToDevice),
           "cudaMemcpy (sequences)");
-    params_ = make_chunked_params(problem, device_payload, device_entries, device_sequences, chunks,
+    check(cudaMemcpy(device_order, table.longest_first.data(), order, cudaMemcpyHostToDevice), "cudaMemcpy (order)");
+    params_ = make_chunked_params(problem, device_payload, table, {device_entries, device_sequences, device_order},
                                   static_cast<std::byte*>(workspace_));
   } catch (...) {
     cudaFree(table_), cudaFree(workspace_);

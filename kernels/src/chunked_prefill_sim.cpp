@@ -240,8 +240,9 @@ void simulate_chunked_prefill(Problem& problem) {
   const auto chunks = static_cast<std::int64_t>(table.chunks.size());
   std::vector<std::byte> workspace(chunked_workspace_bytes(chunks, problem.HV, problem.K, problem.V));
   const ChunkedParams params =
-      make_chunked_params(problem, [](GuardedBuffer& b) { return b.data(); }, table.chunks.data(),
-                          table.sequence_chunks.data(), chunks, workspace.data());
+      make_chunked_params(problem, [](GuardedBuffer& b) { return b.data(); }, table,
+                          {table.chunks.data(), table.sequence_chunks.data(), table.longest_first.data()},
+                          workspace.data());
   for (std::int64_t c = 0; c < chunks; ++c)
     for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_prepare(params, c, hv);
   for (std::int64_t n = 0; n < problem.N; ++n)

@@ -75,11 +75,13 @@ TEST_P(ChunkedCudaVsSim, GeneratedCases) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StageB, ChunkedCudaVsSim,
-                         testing::Values(ScanForm::double_buffered, ScanForm::single_buffered, ScanForm::paired),
+                         testing::Values(ScanForm::double_buffered, ScanForm::single_buffered, ScanForm::paired,
+                                         ScanForm::wide),
                          [](const auto& param) -> std::string {
                            switch (param.param) {
                              case ScanForm::single_buffered: return "single_buffered";
                              case ScanForm::paired: return "paired";
+                             case ScanForm::wide: return "wide";
                              default: return "double_buffered";
                            }
                          });

@@ -1,13 +1,14 @@
 // The chunked kernel's CPU simulation: accuracy against its precision model (the same 11-bit
 // roundings, fp64 elsewhere; the target on the benchmark's configuration is
-// chunked_sim_accuracy_test), causality bit for bit, a padding row's outputs, and the blocked inverse
-// within its rounding bound. (Its tensor-core sums follow tensor_core_model.hpp, tested in tensor_core_model_test.)
+// chunked_sim_accuracy_test), causality bit for bit, a padding row's outputs, the blocked inverse
+// within its rounding bound, and the chunk table. (Its tensor-core sums follow tensor_core_model.hpp, tested in tensor_core_model_test.)
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <vector>
 
 #include "../support/chunked_cases.hpp"
 #include "kda/kernels/chunked_precision_model.hpp"
@@ -169,6 +170,21 @@ TEST(ChunkedSim, BlockedInverseWithinItsRoundingBound) {
       }
   }
   std::cout << "largest residual / its bound: " << worst << "\n";
+}
+
+// The chunk table: each sequence's chunks in order (a sequence of 0 tokens has none), and stage B's
+// order, the sequences by descending number of chunks with ties in order.
+TEST(ChunkTable, ChunksInOrderAndLongestFirst) {
+  const Problem p = make_problem(test::benchmark_spec({100, 2000, 37, 0, 4000, 1, 1155, 64}, 1));
+  const ChunkTable t = make_chunk_table(p);
+  EXPECT_EQ(t.sequence_chunks, (std::vector<std::int64_t>{0, 2, 34, 35, 35, 98, 99, 118, 119}));
+  EXPECT_EQ(t.longest_first, (std::vector<std::int64_t>{4, 1, 6, 0, 2, 5, 7, 3}));
+  EXPECT_EQ(t.longest_chunks(), 63);
+  ASSERT_EQ(t.chunks.size(), 119u);
+  EXPECT_EQ(t.chunks[1].first, 64);
+  EXPECT_EQ(t.chunks[1].length, 36);  // 100 = 64 + 36
+  EXPECT_EQ(t.chunks[97].length, 4000 - 62 * 64);
+  EXPECT_EQ(t.chunks[97].sequence, 4);
 }
 
 }  // namespace

@@ -23,10 +23,14 @@ struct ChunkEntry {
 };
 
 // Every sequence's chunks in order, sequences in order: entry c is row c of chunk_states.
-// sequence_chunks[n] .. sequence_chunks[n + 1] are sequence n's entries (N + 1 values).
+// sequence_chunks[n] .. sequence_chunks[n + 1] are sequence n's entries (N + 1 values). longest_first:
+// the sequences by descending number of chunks (ties in order), the order in which stage B's blocks
+// take them, so that the longest chains start first (docs/cuda-prefill.md, stage B's forms).
 struct ChunkTable {
   std::vector<ChunkEntry> chunks;
   std::vector<std::int64_t> sequence_chunks;
+  std::vector<std::int64_t> longest_first;
+  std::int64_t longest_chunks() const;  // the longest sequence's chunks (0 without sequences)
 };
 ChunkTable make_chunk_table(const Problem& problem);
 
@@ -47,12 +51,14 @@ std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::i
 ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
                                          std::int64_t V);
 
-// Stage B's three forms (docs/cuda-prefill.md): a block of 8 warps per 32-channel value tile, its
+// Stage B's four forms (docs/cuda-prefill.md): a block of 8 warps per 32-channel value tile, its
 // inputs double-buffered, one block per SM (the shortest chain per chunk, for grids of at most one block
-// per SM); the same in one buffer loaded in two parts, two blocks per SM; or a block of 16 warps per
-// two value tiles, double-buffered, one block per SM (two tiles sharing one copy of each chunk's
-// w, qg, kg and Aqk: the throughput of larger grids). automatic: the launcher picks by grid size.
-enum class ScanForm : std::uint8_t { automatic, double_buffered, single_buffered, paired };
+// per SM); the same in one buffer loaded in two parts, two blocks per SM; a block of 16 warps per two
+// value tiles, double-buffered, one block per SM (two tiles sharing one copy of each chunk's w, qg, kg
+// and Aqk); or a block of 16 warps per four tiles, each warp 32 channels (the throughput of larger
+// grids: fewer shared-memory loads a product; V = 128, and the paired form at V = 64). automatic: the
+// launcher picks by grid size.
+enum class ScanForm : std::uint8_t { automatic, double_buffered, single_buffered, paired, wide };
 
 struct ChunkedParams {
   DecodeParams call;        // the tensors and options; call.split is not used
@@ -60,7 +66,8 @@ struct ChunkedParams {
   TensorRef chunk_states;   // strides ordered (chunk, value head, v, k) whatever the layout; absent: no data
   const ChunkEntry* chunks = nullptr;
   const std::int64_t* sequence_chunks = nullptr;
-  std::int64_t num_chunks = 0;
+  const std::int64_t* longest_first = nullptr;  // ChunkTable::longest_first
+  std::int64_t num_chunks = 0, longest_chunks = 0;
   ChunkedWorkspace work;
   // Benchmarks only (nullptr otherwise): stage A writes, for slot s = c * HV + hv, clock64() at the
   // slot's start and at the end of each phase (its last warp's arrival at the phase's closing barrier),
@@ -81,9 +88,13 @@ std::string chunked_unsupported(const Problem& problem);
 // then the capabilities (failed, naming what `kernel` does not support); ok when the call can run.
 RunOutcome admit_chunked(const Problem& problem, const std::string& kernel);
 
-// table_chunks and table_sequences: where make_chunk_table's arrays live for the code that runs.
-ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& payload,
-                                  const ChunkEntry* table_chunks, const std::int64_t* table_sequences,
-                                  std::int64_t num_chunks, std::byte* workspace);
+// Where the chunk table's arrays live for the code that runs (host or device copies of `table`'s).
+struct TableAddress {
+  const ChunkEntry* chunks;
+  const std::int64_t* sequence_chunks;
+  const std::int64_t* longest_first;
+};
+ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& payload, const ChunkTable& table,
+                                  const TableAddress& at, std::byte* workspace);
 
 }  // namespace kda::kernels

@@ -41,6 +41,8 @@ inline constexpr const char* kPreparePhaseNames[kPreparePhases] = {
 cudaError_t launch_chunked_gates(const ChunkedParams& params, cudaStream_t stream);
 cudaError_t launch_chunked_prepare(const ChunkedParams& params, cudaStream_t stream);
 cudaError_t launch_chunked_scan(const ChunkedParams& params, cudaStream_t stream);
+// The form stage B runs in: params.scan_form, or where automatic the launcher's choice for this device.
+cudaError_t chunked_scan_form(const ChunkedParams& params, ScanForm& form);
 cudaError_t launch_chunked_prefill(const ChunkedParams& params, cudaStream_t stream);
 
 }  // namespace kda::kernels
