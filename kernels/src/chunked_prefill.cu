@@ -150,9 +150,9 @@ __device__ __forceinline__ int fresh_thread_index() {
 // ---------------------------------------------------------------------------------------------------
 // Stage A, first kernel, the gates: one block of 256 threads per (chunk c, value head hv), blockIdx.x =
 // c * HV + hv, writing alpha = exp(g) of every (token, key channel) to the workspace
-// (stage_a::gate_alpha). A thread keeps one key channel d and takes tokens tid / K + (256 / K) n, four
-// loads in flight at a time (eight tokens a thread with all loads up front, in blocks of 1024, measured
-// slower: 0.170 against 0.158 ms at 1 x 8192). A kernel of its own: the gate's polynomials were a fifth
+// (stage_a::gate_alpha). A thread keeps one key channel d and takes tokens tid / K + (256 / K) n in
+// groups of four, the next group's loads in flight while a group is computed (eight tokens a thread with
+// all loads up front, in blocks of 1024, measured slower: 0.170 against 0.158 ms at 1 x 8192). A kernel of its own: the gate's polynomials were a fifth
 // of the prepare kernel's instructions, issued there at one block per SM; here, with a few dozen
 // registers and no shared memory, at full occupancy.
 constexpr int kGateThreads = 256;
@@ -167,17 +167,27 @@ __device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t h
   // The column walked by pointer (an add per load, not the offset's 64-bit multiplies); a token past the
   // length loads the last one instead (a select of the address: gate_alpha selects 1 for such a token
   // whatever its bits, and a load under a condition became a branch around it).
+  // Software-pipelined: a group's loads are issued before the previous group's elements are computed,
+  // so that about 90 instructions an element cover their latency (the last pass loads the last token's
+  // address again, unused).
   const std::byte* at = g.at(tid / K);
   const std::byte* const last = g.at(e.length - 1);
   const std::int64_t step = kStep * g.step;
   float* out = alpha + tid / K * K + d;
+  std::uint32_t bits[kGroup];
+  const auto load_group = [&](int i0, std::uint32_t (&to)[kGroup]) {
+#pragma unroll
+    for (int n = 0; n < kGroup; ++n, at += step) to[n] = g.bits_at(i0 + kStep * n < e.length ? at : last);
+  };
+  load_group(tid / K, bits);
 #pragma unroll 1
   for (int i0 = tid / K; i0 < kChunk; i0 += kStep * kGroup) {
-    std::uint32_t bits[kGroup];
-#pragma unroll
-    for (int n = 0; n < kGroup; ++n, at += step) bits[n] = g.bits_at(i0 + kStep * n < e.length ? at : last);
+    std::uint32_t next[kGroup];
+    load_group(i0 + kStep * kGroup, next);
 #pragma unroll
     for (int n = 0; n < kGroup; ++n, out += kStep * K) *out = gate_alpha<M>(p, A, bias, e, i0 + kStep * n, bits[n]);
+#pragma unroll
+    for (int n = 0; n < kGroup; ++n) bits[n] = next[n];
   }
 }
 
@@ -1039,18 +1049,18 @@ OStore o_store_of(const TensorRef& o) {
 // sequence's chain (its chunks times a chunk's time in that form when its SM is full: the chain cannot
 // go faster than its own block's share) and the grid's work spread over the SMs (32-channel tile-chunks
 // times their cost at full occupancy). Microseconds a chunk of one 32-channel tile, from prefill_bench's
-// table of stage B in each form (H200, run of 2026-12-03T09:07Z; 8 x 2048: double-buffered 0.503 ms,
-// single-buffered 0.460, paired 0.441, wide 0.411, each over 248 tile-chunks an SM); a block of
+// table of stage B in each form (H200, run of 2026-12-03T09:19Z; 8 x 2048: double-buffered 0.498 ms,
+// single-buffered 0.460, paired 0.424, wide 0.357, each over 248 tile-chunks an SM); a block of
 // `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
 struct ScanFormCost {
   ScanForm form;
   int tiles, blocks_per_sm;
   double tile_chunk_us;
 };
-constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.03},
+constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.01},
                                            {ScanForm::single_buffered, 1, 2, 1.85},
-                                           {ScanForm::paired, 2, 1, 1.78},
-                                           {ScanForm::wide, 4, 1, 1.66}};
+                                           {ScanForm::paired, 2, 1, 1.71},
+                                           {ScanForm::wide, 4, 1, 1.44}};
 
 ScanForm scan_form_for(const ChunkedParams& params, std::int64_t value_tiles, int sms) {
   const double tile_chunks = static_cast<double>(params.num_chunks * params.call.HV * value_tiles);
