@@ -30,8 +30,8 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <iterator>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "gpu_timing.hpp"
@@ -122,15 +122,10 @@ struct Row {
   std::int64_t tokens = 0;
   double prepare_ms = 0, gates_ms = 0, scan_ms = 0, total_ms = 0, tflops = 0, o_rel_rms = 0;
   std::array<double, kernels::kPreparePhases> phase_share{};  // of the prepare kernel's clocks, mean over its slots
-  std::array<double, 4> scan_form_ms{};  // stage B forced into each form (kScanForms), beside the launcher's choice
-  std::string scan_form;                 // the launcher's choice
+  // Stage B forced into each form (kernels::kScanForms), beside the launcher's choice.
+  std::array<double, std::size(kernels::kScanForms)> scan_form_ms{};
+  std::string scan_form;  // the launcher's choice
 };
-
-constexpr std::array<std::pair<kernels::ScanForm, const char*>, 4> kScanForms{
-    {{kernels::ScanForm::double_buffered, "double_buffered"},
-     {kernels::ScanForm::single_buffered, "single_buffered"},
-     {kernels::ScanForm::paired, "paired"},
-     {kernels::ScanForm::wide, "wide"}}};
 
 // One stage-A launch with phase clocks: each phase's share of the prepare kernel's clock64() cycles,
 // averaged over its slots (the blocks run side by side, so the shares split its time).
@@ -178,10 +173,10 @@ void time_packing(Row& row, int reps) {
   row.scan_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(params, nullptr), "scan"); });
   kernels::ScanForm chosen = kernels::ScanForm::automatic;
   check(kernels::chunked_scan_form(params, chosen), "stage B's form");
-  for (std::size_t f = 0; f < kScanForms.size(); ++f) {
-    if (kScanForms[f].first == chosen) row.scan_form = kScanForms[f].second;
+  row.scan_form = kernels::name_of(chosen);
+  for (std::size_t f = 0; f < std::size(kernels::kScanForms); ++f) {
     kernels::ChunkedParams forced = params;
-    forced.scan_form = kScanForms[f].first;
+    forced.scan_form = kernels::kScanForms[f];
     row.scan_form_ms[f] = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(forced, nullptr), "scan"); });
   }
   row.total_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
@@ -249,9 +244,9 @@ int main(int argc, char** argv) try {
     std::printf("\n");
   }
   std::printf("\nstage B in each form (ms; the launcher's choice is the table's stage B):\n| packing | chosen |");
-  for (const auto& form : kScanForms) std::printf(" %s |", form.second);
+  for (const kernels::ScanForm form : kernels::kScanForms) std::printf(" %s |", kernels::name_of(form));
   std::printf("\n|---|---|");
-  for (std::size_t f = 0; f < kScanForms.size(); ++f) std::printf("---|");
+  for (std::size_t f = 0; f < std::size(kernels::kScanForms); ++f) std::printf("---|");
   std::printf("\n");
   for (const Row& r : rows) {
     std::printf("| %s | %s |", r.packing.name.c_str(), r.scan_form.c_str());
@@ -281,8 +276,8 @@ int main(int argc, char** argv) try {
       for (int ph = 0; ph < kernels::kPreparePhases; ++ph)
         j << (ph ? ", " : "") << "\"" << kernels::kPreparePhaseNames[ph] << "\": " << r.phase_share[static_cast<std::size_t>(ph)];
       j << "}, \"scan_form\": \"" << r.scan_form << "\", \"scan_form_ms\": {";
-      for (std::size_t f = 0; f < kScanForms.size(); ++f)
-        j << (f ? ", " : "") << "\"" << kScanForms[f].second << "\": " << r.scan_form_ms[f];
+      for (std::size_t f = 0; f < std::size(kernels::kScanForms); ++f)
+        j << (f ? ", " : "") << "\"" << kernels::name_of(kernels::kScanForms[f]) << "\": " << r.scan_form_ms[f];
       j << "}}";
     }
     j << "\n  ]\n}\n";

@@ -49,6 +49,17 @@ std::int64_t ChunkTable::longest_chunks() const {
                                      sequence_chunks[static_cast<std::size_t>(longest_first[0])];
 }
 
+const char* name_of(ScanForm form) {
+  switch (form) {
+    case ScanForm::double_buffered: return "double_buffered";
+    case ScanForm::single_buffered: return "single_buffered";
+    case ScanForm::paired: return "paired";
+    case ScanForm::wide: return "wide";
+    case ScanForm::automatic: break;
+  }
+  return "automatic";
+}
+
 std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
   const WorkspaceSizes s = sizes(chunks, HV, K, V);
   return s.alpha + 3 * s.qg + s.u + s.aqk + s.decay;

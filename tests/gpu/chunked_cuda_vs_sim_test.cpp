@@ -74,17 +74,8 @@ TEST_P(ChunkedCudaVsSim, GeneratedCases) {
   test::for_each_generated_case(*cuda_, kCases, [&](const Problem& p) { expect_agreement(p); });
 }
 
-INSTANTIATE_TEST_SUITE_P(StageB, ChunkedCudaVsSim,
-                         testing::Values(ScanForm::double_buffered, ScanForm::single_buffered, ScanForm::paired,
-                                         ScanForm::wide),
-                         [](const auto& param) -> std::string {
-                           switch (param.param) {
-                             case ScanForm::single_buffered: return "single_buffered";
-                             case ScanForm::paired: return "paired";
-                             case ScanForm::wide: return "wide";
-                             default: return "double_buffered";
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(StageB, ChunkedCudaVsSim, testing::ValuesIn(kScanForms),
+                         [](const auto& param) { return std::string(name_of(param.param)); });
 
 }  // namespace
 }  // namespace kda::kernels

@@ -59,6 +59,9 @@ ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, s
 // grids: fewer shared-memory loads a product; V = 128, and the paired form at V = 64). automatic: the
 // launcher picks by grid size.
 enum class ScanForm : std::uint8_t { automatic, double_buffered, single_buffered, paired, wide };
+inline constexpr ScanForm kScanForms[] = {ScanForm::double_buffered, ScanForm::single_buffered, ScanForm::paired,
+                                          ScanForm::wide};
+const char* name_of(ScanForm form);  // "double_buffered", ..., "automatic"
 
 struct ChunkedParams {
   DecodeParams call;        // the tensors and options; call.split is not used
