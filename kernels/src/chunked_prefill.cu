@@ -1049,7 +1049,7 @@ OStore o_store_of(const TensorRef& o) {
 // sequence's chain (its chunks times a chunk's time in that form when its SM is full: the chain cannot
 // go faster than its own block's share) and the grid's work spread over the SMs (32-channel tile-chunks
 // times their cost at full occupancy). Microseconds a chunk of one 32-channel tile, from prefill_bench's
-// table of stage B in each form (H200, run of 2026-12-03T09:19Z; 8 x 2048: double-buffered 0.498 ms,
+// table of stage B in each form (H200, run of 2026-12-03T09:16Z; 8 x 2048: double-buffered 0.498 ms,
 // single-buffered 0.460, paired 0.424, wide 0.357, each over 248 tile-chunks an SM); a block of
 // `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
 struct ScanFormCost {
