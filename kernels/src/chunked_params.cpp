@@ -60,6 +60,42 @@ const char* name_of(ScanForm form) {
   return "automatic";
 }
 
+namespace {
+
+// The estimate: the longer of the longest sequence's chain (its chunks times a chunk's time in that form
+// when its SM is full: the chain cannot go faster than its own block's share) and the grid's work spread
+// over the SMs (32-channel tile-chunks times their cost at full occupancy). Microseconds a chunk of one
+// 32-channel tile, from prefill_bench's table of stage B in each form (H200, run of 2026-12-03T09:16Z;
+// 8 x 2048: double-buffered 0.498 ms, single-buffered 0.460, paired 0.424, wide 0.357, each over 248
+// tile-chunks an SM); a block of `tiles` tiles takes tiles * cost a chunk, and two single-buffered
+// blocks share an SM.
+struct ScanFormCost {
+  ScanForm form;
+  int tiles, blocks_per_sm;
+  double tile_chunk_us;
+};
+constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.01},
+                                           {ScanForm::single_buffered, 1, 2, 1.85},
+                                           {ScanForm::paired, 2, 1, 1.71},
+                                           {ScanForm::wide, 4, 1, 1.44}};
+
+}  // namespace
+
+ScanForm estimated_scan_form(const ChunkedParams& params, int sms) {
+  const std::int64_t value_tiles = params.call.V / kValueTile;
+  const auto tile_chunks = static_cast<double>(params.num_chunks * params.call.HV * value_tiles);
+  ScanForm best = ScanForm::double_buffered;
+  double best_us = 0;
+  for (const ScanFormCost& f : kScanFormCosts) {
+    if (value_tiles % f.tiles != 0) continue;
+    const double chain_us = static_cast<double>(params.longest_chunks) * f.tiles * f.blocks_per_sm * f.tile_chunk_us;
+    const double spread_us = tile_chunks * f.tile_chunk_us / sms;
+    const double us = std::max(chain_us, spread_us);
+    if (best_us == 0 || us < best_us) best = f.form, best_us = us;
+  }
+  return best;
+}
+
 std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::int64_t V) {
   const WorkspaceSizes s = sizes(chunks, HV, K, V);
   return s.alpha + 3 * s.qg + s.u + s.aqk + s.decay;

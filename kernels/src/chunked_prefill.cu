@@ -42,7 +42,6 @@ template <int K>
 constexpr int kLoaderStride = kLoaderThreads / K;  // stage A: a loader's tokens lie this far apart
 template <int K>
 constexpr int kLoaderTokens = kChunk / kLoaderStride<K>;  // stage A: and it loads this many (32 at K = 128)
-constexpr int kValueTile = 32;     // stage B: value channels per 8 warps, (16-token row block) x (16 channels)
 
 // D = A B + D on tensor cores; the operands are fp32 registers, which the tensor core reads as tf32 (their
 // low 13 bits ignored: tests/gpu/tensor_core_hardware_test).
@@ -1045,37 +1044,6 @@ OStore o_store_of(const TensorRef& o) {
   return o.dtype == DType::bf16 ? OStore::bf16_pairs : OStore::f16_pairs;
 }
 
-// The form, when not forced: the one with the least estimated time, the longer of the longest
-// sequence's chain (its chunks times a chunk's time in that form when its SM is full: the chain cannot
-// go faster than its own block's share) and the grid's work spread over the SMs (32-channel tile-chunks
-// times their cost at full occupancy). Microseconds a chunk of one 32-channel tile, from prefill_bench's
-// table of stage B in each form (H200, run of 2026-12-03T09:16Z; 8 x 2048: double-buffered 0.498 ms,
-// single-buffered 0.460, paired 0.424, wide 0.357, each over 248 tile-chunks an SM); a block of
-// `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
-struct ScanFormCost {
-  ScanForm form;
-  int tiles, blocks_per_sm;
-  double tile_chunk_us;
-};
-constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.01},
-                                           {ScanForm::single_buffered, 1, 2, 1.85},
-                                           {ScanForm::paired, 2, 1, 1.71},
-                                           {ScanForm::wide, 4, 1, 1.44}};
-
-ScanForm scan_form_for(const ChunkedParams& params, std::int64_t value_tiles, int sms) {
-  const double tile_chunks = static_cast<double>(params.num_chunks * params.call.HV * value_tiles);
-  ScanForm best = ScanForm::double_buffered;
-  double best_us = 0;
-  for (const ScanFormCost& f : kScanFormCosts) {
-    if (value_tiles % f.tiles != 0) continue;
-    const double chain_us = static_cast<double>(params.longest_chunks) * f.tiles * f.blocks_per_sm * f.tile_chunk_us;
-    const double spread_us = tile_chunks * f.tile_chunk_us / sms;
-    const double us = chain_us > spread_us ? chain_us : spread_us;
-    if (best_us == 0 || us < best_us) best = f.form, best_us = us;
-  }
-  return best;
-}
-
 template <int K>
 cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
   const std::int64_t value_tiles = params.call.V / kValueTile, heads = params.call.N * params.call.HV;
@@ -1146,7 +1114,7 @@ cudaError_t chunked_scan_form(const ChunkedParams& params, ScanForm& form) {
   if (form == ScanForm::automatic) {
     int sms = 0;
     if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
-    form = scan_form_for(params, value_tiles, sms);
+    form = estimated_scan_form(params, sms);
   }
   // The wide form's 128 channels need V = 128: at V = 64 it is the paired form.
   if (form == ScanForm::wide && value_tiles % 4 != 0) form = ScanForm::paired;

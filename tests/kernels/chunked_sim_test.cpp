@@ -1,9 +1,10 @@
 // The chunked kernel's CPU simulation: accuracy against its precision model (the same 11-bit
 // roundings, fp64 elsewhere; the target on the benchmark's configuration is
 // chunked_sim_accuracy_test), causality bit for bit, a padding row's outputs, the blocked inverse
-// within its rounding bound, and the chunk table. (Its tensor-core sums follow tensor_core_model.hpp, tested in tensor_core_model_test.)
+// within its rounding bound, the chunk table, and stage B's form estimate. (Its tensor-core sums follow tensor_core_model.hpp, tested in tensor_core_model_test.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -185,6 +186,28 @@ TEST(ChunkTable, ChunksInOrderAndLongestFirst) {
   EXPECT_EQ(t.chunks[1].length, 36);  // 100 = 64 + 36
   EXPECT_EQ(t.chunks[97].length, 4000 - 62 * 64);
   EXPECT_EQ(t.chunks[97].sequence, 4);
+}
+
+// Stage B's form when the launcher chooses (estimated_scan_form), on an H200's 132 SMs: for the
+// benchmark's packings (32 heads, V = 128) the fastest form of its per-form table (docs/cuda-prefill.md,
+// Results); the paired form where V = 64 leaves no room for the wide; double-buffered for a grid whose
+// longest chain decides.
+TEST(ScanFormEstimate, PicksTheFastestFormOfTheBenchmark) {
+  const auto form_of = [](const std::vector<std::int64_t>& lengths, std::int64_t HV, std::int64_t V) {
+    ChunkedParams params;
+    params.call.HV = HV, params.call.V = V;
+    for (const std::int64_t length : lengths) {
+      const std::int64_t chunks = (length + kChunk - 1) / kChunk;
+      params.num_chunks += chunks, params.longest_chunks = std::max(params.longest_chunks, chunks);
+    }
+    return estimated_scan_form(params, 132);
+  };
+  EXPECT_EQ(form_of({8192}, 32, 128), ScanForm::double_buffered);
+  EXPECT_EQ(form_of(std::vector<std::int64_t>(8, 2048), 32, 128), ScanForm::wide);
+  EXPECT_EQ(form_of(std::vector<std::int64_t>(32, 512), 32, 128), ScanForm::wide);
+  EXPECT_EQ(form_of({100, 2000, 37, 900, 4000, 1, 1155}, 32, 128), ScanForm::paired);
+  EXPECT_EQ(form_of(std::vector<std::int64_t>(8, 2048), 32, 64), ScanForm::paired);
+  EXPECT_EQ(form_of({100}, 2, 128), ScanForm::double_buffered);
 }
 
 }  // namespace

@@ -13,8 +13,9 @@
 
 namespace kda::kernels {
 
-inline constexpr int kChunk = 64;     // tokens per chunk (the last chunk of a sequence may be shorter)
-inline constexpr int kSubBlock = 16;  // rows per sub-block of Aqk and Akk
+inline constexpr int kChunk = 64;      // tokens per chunk (the last chunk of a sequence may be shorter)
+inline constexpr int kSubBlock = 16;   // rows per sub-block of Aqk and Akk
+inline constexpr int kValueTile = 32;  // stage B: value channels per 8 warps
 
 // One chunk: tokens [first, first + length) of batch row `row`, a chunk of sequence `sequence`.
 struct ChunkEntry {
@@ -90,6 +91,11 @@ std::string chunked_unsupported(const Problem& problem);
 // What every entry point does first: the strict profile (rejected with the violations, nothing written),
 // then the capabilities (failed, naming what `kernel` does not support); ok when the call can run.
 RunOutcome admit_chunked(const Problem& problem, const std::string& kernel);
+
+// The form stage B's launcher picks (ScanForm::automatic) on a device of `sms` SMs: the one with the
+// least estimated time (docs/cuda-prefill.md, stage B's forms); never automatic. The wide form only
+// where V = 128, the paired where V is a multiple of 64.
+ScanForm estimated_scan_form(const ChunkedParams& params, int sms);
 
 // Where the chunk table's arrays live for the code that runs (host or device copies of `table`'s).
 struct TableAddress {
