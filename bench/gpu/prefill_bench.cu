@@ -177,7 +177,8 @@ void time_packing(Row& row, int reps) {
   for (std::size_t f = 0; f < std::size(kernels::kScanForms); ++f) {
     kernels::ChunkedParams forced = params;
     forced.scan_form = kernels::kScanForms[f];
-    row.scan_form_ms[f] = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(forced, nullptr), "scan"); });
+    row.scan_form_ms[f] =
+        time_median_ms(reps, [&](int) { check(kernels::launch_chunked_scan(forced, nullptr), "scan"); });
   }
   row.total_ms = time_median_ms(reps, [&](int) { check(kernels::launch_chunked_prefill(params, nullptr), "prefill"); });
   row.tflops = flops(p) / (row.total_ms * 1e-3) / 1e12;

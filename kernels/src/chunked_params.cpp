@@ -21,47 +21,6 @@ WorkspaceSizes sizes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::
           aligned(heads * K * 4)};
 }
 
-}  // namespace
-
-ChunkTable make_chunk_table(const Problem& p) {
-  ChunkTable t;
-  t.sequence_chunks.push_back(0);
-  for (std::int64_t n = 0; n < p.N; ++n) {
-    const std::int64_t length = p.length(n);
-    for (std::int64_t c = 0; c * kChunk < length; ++c)
-      t.chunks.push_back({p.row(n), p.first(n) + c * kChunk, static_cast<std::int32_t>(std::min<std::int64_t>(kChunk, length - c * kChunk)),
-                          static_cast<std::int32_t>(n)});
-    t.sequence_chunks.push_back(static_cast<std::int64_t>(t.chunks.size()));
-  }
-  t.longest_first.resize(static_cast<std::size_t>(p.N));
-  for (std::int64_t n = 0; n < p.N; ++n) t.longest_first[static_cast<std::size_t>(n)] = n;
-  const auto chunks_of = [&](std::int64_t n) {
-    return t.sequence_chunks[static_cast<std::size_t>(n + 1)] - t.sequence_chunks[static_cast<std::size_t>(n)];
-  };
-  std::stable_sort(t.longest_first.begin(), t.longest_first.end(),
-                   [&](std::int64_t a, std::int64_t b) { return chunks_of(a) > chunks_of(b); });
-  return t;
-}
-
-std::int64_t ChunkTable::longest_chunks() const {
-  return longest_first.empty() ? 0
-                               : sequence_chunks[static_cast<std::size_t>(longest_first[0] + 1)] -
-                                     sequence_chunks[static_cast<std::size_t>(longest_first[0])];
-}
-
-const char* name_of(ScanForm form) {
-  switch (form) {
-    case ScanForm::double_buffered: return "double_buffered";
-    case ScanForm::single_buffered: return "single_buffered";
-    case ScanForm::paired: return "paired";
-    case ScanForm::wide: return "wide";
-    case ScanForm::automatic: break;
-  }
-  return "automatic";
-}
-
-namespace {
-
 // The estimate: the longer of the longest sequence's chain (its chunks times a chunk's time in that form
 // when its SM is full: the chain cannot go faster than its own block's share) and the grid's work spread
 // over the SMs (32-channel tile-chunks times their cost at full occupancy). Microseconds a chunk of one
@@ -80,6 +39,40 @@ constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.0
                                            {ScanForm::wide, 4, 1, 1.44}};
 
 }  // namespace
+
+ChunkTable make_chunk_table(const Problem& p) {
+  ChunkTable t;
+  t.sequence_chunks.push_back(0);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    const std::int64_t length = p.length(n);
+    for (std::int64_t c = 0; c * kChunk < length; ++c)
+      t.chunks.push_back({p.row(n), p.first(n) + c * kChunk, static_cast<std::int32_t>(std::min<std::int64_t>(kChunk, length - c * kChunk)),
+                          static_cast<std::int32_t>(n)});
+    t.sequence_chunks.push_back(static_cast<std::int64_t>(t.chunks.size()));
+  }
+  t.longest_first.resize(static_cast<std::size_t>(p.N));
+  for (std::int64_t n = 0; n < p.N; ++n) t.longest_first[static_cast<std::size_t>(n)] = n;
+  std::stable_sort(t.longest_first.begin(), t.longest_first.end(),
+                   [&](std::int64_t a, std::int64_t b) { return t.chunks_of(a) > t.chunks_of(b); });
+  return t;
+}
+
+std::int64_t ChunkTable::chunks_of(std::int64_t n) const {
+  return sequence_chunks[static_cast<std::size_t>(n + 1)] - sequence_chunks[static_cast<std::size_t>(n)];
+}
+
+std::int64_t ChunkTable::longest_chunks() const { return longest_first.empty() ? 0 : chunks_of(longest_first[0]); }
+
+const char* name_of(ScanForm form) {
+  switch (form) {
+    case ScanForm::double_buffered: return "double_buffered";
+    case ScanForm::single_buffered: return "single_buffered";
+    case ScanForm::paired: return "paired";
+    case ScanForm::wide: return "wide";
+    case ScanForm::automatic: break;
+  }
+  return "automatic";
+}
 
 ScanForm estimated_scan_form(const ChunkedParams& params, int sms) {
   const std::int64_t value_tiles = params.call.V / kValueTile;

@@ -151,9 +151,9 @@ __device__ __forceinline__ int fresh_thread_index() {
 // c * HV + hv, writing alpha = exp(g) of every (token, key channel) to the workspace
 // (stage_a::gate_alpha). A thread keeps one key channel d and takes tokens tid / K + (256 / K) n in
 // groups of four, the next group's loads in flight while a group is computed (eight tokens a thread with
-// all loads up front, in blocks of 1024, measured slower: 0.170 against 0.158 ms at 1 x 8192). A kernel of its own: the gate's polynomials were a fifth
-// of the prepare kernel's instructions, issued there at one block per SM; here, with a few dozen
-// registers and no shared memory, at full occupancy.
+// all loads up front, in blocks of 1024, measured slower: 0.170 against 0.158 ms at 1 x 8192). A kernel
+// of its own: the gate's polynomials were a fifth of the prepare kernel's instructions, issued there at
+// one block per SM; here, with a few dozen registers and no shared memory, at full occupancy.
 constexpr int kGateThreads = 256;
 
 template <int K, GateMode M>
@@ -719,7 +719,8 @@ __device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const Chu
     rows_of(P.work.w, L::w), rows_of(P.work.qg, L::qg);
     const std::uint16_t* u = P.work.u + slot * kChunk * P.call.V + my.u_global;
 #pragma unroll
-    for (int m = 0; m < C::kUCopies; ++m) cp_async16(shared + my.u_shared + 2 * m * C::kUStep * L::ULD, u + m * C::kUStep * P.call.V);
+    for (int m = 0; m < C::kUCopies; ++m)
+      cp_async16(shared + my.u_shared + 2 * m * C::kUStep * L::ULD, u + m * C::kUStep * P.call.V);
     return;
   }
   rows_of(P.work.kg, L::kg);
@@ -811,8 +812,8 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
 #pragma unroll
         for (int x = 0; x < 4; ++x)
           S[mt][nb][nt][x] =
-              hs.in ? access::load(p.state_in, access::state_offset(p.state_in, v0 + value_of(nb, nt, x), key_of(mt, x)),
-                                   hs.in)
+              hs.in ? access::load(p.state_in,
+                                   access::state_offset(p.state_in, v0 + value_of(nb, nt, x), key_of(mt, x)), hs.in)
                     : 0.0f;
   auto publish_state = [&](__half* st) {  // S as fp16 operands, [d][v], for the next chunk's products
 #pragma unroll

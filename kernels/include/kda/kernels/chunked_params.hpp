@@ -31,7 +31,8 @@ struct ChunkTable {
   std::vector<ChunkEntry> chunks;
   std::vector<std::int64_t> sequence_chunks;
   std::vector<std::int64_t> longest_first;
-  std::int64_t longest_chunks() const;  // the longest sequence's chunks (0 without sequences)
+  std::int64_t chunks_of(std::int64_t n) const;  // sequence n's chunks
+  std::int64_t longest_chunks() const;           // the longest sequence's chunks (0 without sequences)
 };
 ChunkTable make_chunk_table(const Problem& problem);
 
