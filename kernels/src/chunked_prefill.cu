@@ -230,10 +230,12 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   // and k tiles, which are no longer read then (K = 128: the q tile alone); T = (I + Akk)^-1 in fp32
   // ([64][kAld], stage_a::inverse_at) over the anchored keys' tile and its fp16 rounding ([64][kInverseLd]
   // halfs) over the quadrants' tile, both free once the off-diagonal blocks are done.
-  // After T's rounding, each product warp's staging rows (kSubBlock x kStageLd halfs) for its results.
+  // After T's rounding, each product warp's staging rows for its results: kSubBlock x kStageLd halfs for each
+  // of staged_blocks row blocks (all four where the quadrants' tile has room for them, K = 128).
   static constexpr int rhs = q, inverse = kb, inverse_h = quad, staging = inverse_h + kChunk * kInverseLd / 2;
+  static constexpr int staged_blocks = K == 128 ? kSegments : 1;
   static_assert(kChunk * kRhsLd / 2 <= 2 * kChunk * LD && kChunk * kAld <= kAnchoredRows * LD &&
-                staging + kSolveThreads / kWarp * kSubBlock * kStageLd / 2 <= quad + kSegments * kQuadrantRows * LD);
+                staging + kSolveThreads / kWarp * staged_blocks * kSubBlock * kStageLd / 2 <= quad + kSegments * kQuadrantRows * LD);
   static constexpr int total = tiles;
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
@@ -284,6 +286,53 @@ struct RawValues {
   }
 };
 
+// One step of T's blocks below the diagonal (step 6), on the first kSolveThreads threads: its tasks are
+// blocks of terms(I, J, M) (block M's terms of P_IJ's chains, begun from 0 when M = J, else from the sums
+// stored at P_IJ's place, and stored back there) or of block(I, J) (T_IJ = -(T_II P_IJ), and its fp16
+// rounding). Thread t takes entries (i, j), (i, j + 1) of tasks t / 128 + 2 n, i = t % 128 / 8, j = 2 (t % 8)
+// (a warp's T or P rows are then one 64-byte load for four rows i); every task's chains are computed before
+// any is stored, so that the loads of all may be issued first. Closed by the solvers' named barrier.
+constexpr int kStepEntries = kSubBlock * kSubBlock / 2;  // threads a task: two entries each
+__host__ __device__ constexpr int terms(int I, int J, int M) { return (I * kSegments + J) * kSegments + M; }
+__host__ __device__ constexpr int block(int I, int J) { return kSegments * kSegments * kSegments + I * kSegments + J; }
+template <int... Tasks>
+__device__ __forceinline__ void inverse_step(const float* akk, float* t, std::uint16_t* t_h) {
+  constexpr int kTasks[] = {Tasks...}, n = sizeof...(Tasks), rounds = (n + 1) / 2;
+  constexpr int kBlockCode = kSegments * kSegments * kSegments;
+  static_assert(2 * kStepEntries == kSolveThreads);
+  const int tid = static_cast<int>(threadIdx.x), half = tid / kStepEntries, e = tid % kStepEntries;
+  const int i = e / (kSubBlock / 2), j = 2 * (e % (kSubBlock / 2));
+  float x[rounds][2];
+#pragma unroll
+  for (int r = 0; r < rounds; ++r) {
+    if (2 * r + half >= n) continue;  // warp-uniform
+    const int code = half == 0 ? kTasks[2 * r] : kTasks[2 * r + 1 < n ? 2 * r + 1 : 2 * r];
+    if (code >= kBlockCode) {
+      inverse_block(t, (code - kBlockCode) / kSegments, (code - kBlockCode) % kSegments, i, j, x[r]);
+    } else {
+      const int I = code / (kSegments * kSegments), J = code / kSegments % kSegments, M = code % kSegments;
+      x[r][0] = x[r][1] = 0.0f;
+      if (M != J) load_columns(t + partial_at(I, J, i, j), x[r]);
+      inverse_partial_terms(akk, t, I, J, M, i, j, x[r]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < rounds; ++r) {
+    if (2 * r + half >= n) continue;
+    const int code = half == 0 ? kTasks[2 * r] : kTasks[2 * r + 1 < n ? 2 * r + 1 : 2 * r];
+    if (code >= kBlockCode) {
+      const int I = (code - kBlockCode) / kSegments, J = (code - kBlockCode) % kSegments;
+      const int row = kSubBlock * I + i, column = kSubBlock * J + j;
+      *reinterpret_cast<float2*>(t + inverse_at(row, column)) = make_float2(x[r][0], x[r][1]);
+      *reinterpret_cast<std::uint32_t*>(t_h + row * kInverseLd + column) = access::half_pair(false, x[r][0], x[r][1]);
+    } else {
+      const int I = code / (kSegments * kSegments), J = code / kSegments % kSegments;
+      *reinterpret_cast<float2*>(t + partial_at(I, J, i, j)) = make_float2(x[r][0], x[r][1]);
+    }
+  }
+  named_sync(1, kSolveThreads);
+}
+
 template <int K>
 __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __grid_constant__ ChunkedParams P) {
   using L = PrepareLayout<K>;
@@ -294,12 +343,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   float* const triangles = shared + L::triangles;
   const DecodeParams& p = P.call;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
-  // Phase clocks: the latest warp's arrival at the barrier closing phase p, kept in latest[p % 2] (thread 0
-  // reads and clears it after that barrier; the slot is next written after the following one). A fixed
-  // address: a per-warp slot's address was a register spilled to the stack, and every warp waited for its
-  // reload before each barrier, with or without clocks.
-  __shared__ long long latest[2];
-  if (tid == 0) latest[0] = latest[1] = 0;  // before the first pass's barrier
+  // Phase clocks: the latest warp's arrival at the barrier closing phase p, kept in latest[p] (thread 0
+  // reads and clears it after that barrier; it is next written in the next slot). A fixed address: a
+  // per-warp slot's address was a register spilled to the stack, and every warp waited for its reload
+  // before each barrier, with or without clocks.
+  __shared__ long long latest[kPreparePhases + 1];
+  if (tid <= kPreparePhases) latest[tid] = 0;  // before the first pass's barrier
   // The loaders' part: loader lt keeps key channel lt % K of tokens lt / K + kLoaderStride n. Tokens past
   // the chunk's length are not loaded: their zero bits widen to the zero rows the later steps need.
   const bool loader = tid >= kSolveThreads;
@@ -310,8 +359,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     const float* alpha = P.work.alpha + next * kChunk * K;
     for (int at = lt; at < kChunk * K / 4; at += kLoaderThreads)
       cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
-    cp_async_commit();
     // The columns walked by pointer (an add per load, not the offset's multiplies).
+    cp_async_commit();
     const TokenInputs columns = token_inputs(p, en, key_head(p, next % p.HV), lt % K);
     const std::byte* q_at = columns.q.at(lt / K);
     const std::byte* k_at = columns.k.at(lt / K);
@@ -333,11 +382,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     // booked the wait for a phase's slowest warp to the next phase whenever warp 0 finished early: the
     // 16:37Z run, once the diagonal blocks gave warp 0 the fewest columns.)
     const auto end_phase = [&](int phase) {
-      if (timed && lane == 0) atomicMax(&latest[phase % 2], clock64());
+      if (timed && lane == 0) atomicMax(&latest[phase], clock64());
       __syncthreads();
       if (timed && tid == 0) {
-        P.prepare_phase_clocks[slot * (kPreparePhases + 1) + phase] = latest[phase % 2];
-        latest[phase % 2] = 0;
+        P.prepare_phase_clocks[slot * (kPreparePhases + 1) + phase] = latest[phase];
+        latest[phase] = 0;
       }
     };
     if (slot >= 0) {
@@ -512,28 +561,10 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // by levels (stage_a::inverse_partial, inverse_block, each level's two steps closed by their named
       // barrier) and the products on tensor cores, while the loaders issue the next slot's loads. Aqk first
       // (zero above the diagonal): its stores drain meanwhile.
-      static_assert(kPrepareThreads % kChunk == 0);
-      for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
-        P.work.aqk[(slot * kChunk + row) * kChunk + col] =
-            access::f32_to_f16(col <= row ? triangles[aqk_at(row, col)] : 0.0f);
       auto* const rhs = reinterpret_cast<std::uint16_t*>(shared + L::rhs);
       float* const inverse = shared + L::inverse;
       auto* const inverse_h = reinterpret_cast<std::uint16_t*>(shared + L::inverse_h);
-      if (vcol < V) {
-#pragma unroll
-        for (int n = 0; n < kValueLoads; ++n)
-          rhs[value_row(n) * kRhsLd + vcol] =
-              access::f32_to_f16(value_rhs(p, e, t.beta[value_row(n)], value_row(n), vbits[n]));
-      }
-      {  // beta k exp(Γ) from its tile: the thread's channel tid % K, rows tid / K + (512 / K) m (fixed
-         // strides from one base each: the index arithmetic of a flat loop was most of this copy's cost)
-        constexpr int kRowsApart = kPrepareThreads / K;
-        const float* from = t.alpha + tid / K * LD + tid % K;
-        std::uint16_t* to = rhs + tid / K * kRhsLd + V + tid % K;
-#pragma unroll
-        for (int m = 0; m < kChunk / kRowsApart; ++m)
-          to[m * kRowsApart * kRhsLd] = access::f32_to_f16(from[m * kRowsApart * LD]);
-      }
+      // The diagonal inverses first: their chains are this phase's longest.
       if (tid < kSegments * kSubBlock) {
         const int b = tid / kSubBlock, c = tid % kSubBlock;
         float x[kSubBlock];
@@ -544,35 +575,48 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           inverse[inverse_at(i, j)] = x[r], inverse_h[i * kInverseLd + j] = access::f32_to_f16(x[r]);
         }
       }
-      __syncthreads();
+      static_assert(kPrepareThreads % kChunk == 0);
+      for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
+        P.work.aqk[(slot * kChunk + row) * kChunk + col] =
+            access::f32_to_f16(col <= row ? triangles[aqk_at(row, col)] : 0.0f);
+      // Each copy's loads before its stores: the stores into rhs could alias the tiles read, so that
+      // interleaved, each load waited for the store before it.
+      if (vcol < V) {
+        float beta[kValueLoads];
+#pragma unroll
+        for (int n = 0; n < kValueLoads; ++n) beta[n] = t.beta[value_row(n)];
+#pragma unroll
+        for (int n = 0; n < kValueLoads; ++n)
+          rhs[value_row(n) * kRhsLd + vcol] = access::f32_to_f16(value_rhs(p, e, beta[n], value_row(n), vbits[n]));
+      }
+      {  // beta k exp(Γ) from its tile: the thread's channel tid % K, rows tid / K + (512 / K) m (fixed
+         // strides from one base each: the index arithmetic of a flat loop was most of this copy's cost)
+        constexpr int kRowsApart = kPrepareThreads / K, kRows = kChunk / kRowsApart;
+        const float* from = t.alpha + tid / K * LD + tid % K;
+        std::uint16_t* to = rhs + tid / K * kRhsLd + V + tid % K;
+        float x[kRows];
+#pragma unroll
+        for (int m = 0; m < kRows; ++m) x[m] = from[m * kRowsApart * LD];
+#pragma unroll
+        for (int m = 0; m < kRows; ++m) to[m * kRowsApart * kRhsLd] = access::f32_to_f16(x[m]);
+      }
+      end_phase(6);
       static_assert(kMaxValue + kMaxValue <= kSolveColumns && kSolveColumns == kWarp * (kSolveThreads / kWarp));
       if (tid < kSolveThreads) {
-        constexpr int kBlockEntries = kSubBlock * kSubBlock;
-        static_assert(kBlockEntries == kSolveThreads, "an entry of each block a thread");
-        const int i = tid / kSubBlock, j = tid % kSubBlock;
-        // Level d: entry (i, j) of every block (J + d, J), its chains unrolled side by side (a distance known
-        // at compile time, so that each chain's loads can be issued ahead of its fma's; the level's stores
-        // only after all its chains, which they could alias).
-        const auto level = [&](auto distance) {
-          constexpr int d = decltype(distance)::value, blocks = kSegments - d;
-          float x[blocks];
-#pragma unroll
-          for (int J = 0; J < blocks; ++J) x[J] = inverse_partial(triangles, inverse, J + d, J, i, j);
-#pragma unroll
-          for (int J = 0; J < blocks; ++J) inverse[partial_at(J + d, J, i, j)] = x[J];
-          named_sync(1, kSolveThreads);
-#pragma unroll
-          for (int J = 0; J < blocks; ++J) x[J] = inverse_block(inverse, J + d, J, i, j);
-#pragma unroll
-          for (int J = 0; J < blocks; ++J) {
-            const int I = kSubBlock * (J + d) + i, C = kSubBlock * J + j;
-            inverse[inverse_at(I, C)] = x[J], inverse_h[I * kInverseLd + C] = access::f32_to_f16(x[J]);
-          }
-          named_sync(1, kSolveThreads);
-        };
-        level(std::integral_constant<int, 1>{});
-        level(std::integral_constant<int, 2>{});
-        level(std::integral_constant<int, 3>{});
+        // T's blocks below the diagonal in six steps, each closed by the first eight warps' named barrier. A
+        // chain of P_IJ starts as soon as its first block T_JJ is known and goes on a block at a time
+        // (stage_a::inverse_partial_terms: the same chains, so the same bits as level by level), so that no
+        // step runs a chain longer than 16 fma: the levels' P_20, P_31 (32) and P_30 (48) were single chains
+        // of latency on half of the threads or fewer.
+        inverse_step<terms(1, 0, 0), terms(2, 1, 1), terms(3, 2, 2), terms(2, 0, 0), terms(3, 1, 1), terms(3, 0, 0)>(
+            triangles, inverse, inverse_h);
+        inverse_step<block(1, 0), block(2, 1), block(3, 2)>(triangles, inverse, inverse_h);
+        inverse_step<terms(2, 0, 1), terms(3, 1, 2), terms(3, 0, 1)>(triangles, inverse, inverse_h);
+        inverse_step<block(2, 0), block(3, 1)>(triangles, inverse, inverse_h);
+        inverse_step<terms(3, 0, 2)>(triangles, inverse, inverse_h);
+        inverse_step<block(3, 0)>(triangles, inverse, inverse_h);
+        // The levels' end, as warp 0 leaves their last barrier (the loaders are not in it).
+        if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1) + 7] = clock64();
         // [u | w] = T [beta v | beta k exp(Γ)] from their fp16 roundings, fp32 accumulation: warp w takes
         // columns 32 w .. 32 w + 31 (four 8-column tiles) of every row block rb, over the k-steps of the
         // columns j < 16 (rb + 1) (T is zero above them). Rows past the chunk's length come out zero (their
@@ -586,30 +630,43 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           const int out_ld = col0 < V ? V : K;
           const auto* rhs_h = reinterpret_cast<const __half*>(rhs);
           const auto* t_h = reinterpret_cast<const __half*>(inverse_h);
-          auto* const staged = reinterpret_cast<std::uint16_t*>(shared + L::staging) + warp * kSubBlock * kStageLd;
+          auto* const staged =
+              reinterpret_cast<std::uint16_t*>(shared + L::staging) + warp * L::staged_blocks * kSubBlock * kStageLd;
+          // All four row blocks at once, k-step outermost: each k-step's B fragments are loaded once for the
+          // row blocks rb >= ks that use them (each accumulator still adds its k-steps in ascending order),
+          // and the row blocks' chains run side by side.
+          float acc[kSegments][2][2][4] = {};
 #pragma unroll
-          for (int rb = 0; rb < kSegments; ++rb) {
-            float acc[2][2][4] = {};
+          for (int ks = 0; ks < kSegments; ++ks) {
+            std::uint32_t b[2][4];
 #pragma unroll
-            for (int ks = 0; ks <= rb; ++ks) {
+            for (int h = 0; h < 2; ++h) b_fragments(b[h], rhs_h, kRhsLd, kSubBlock * ks, col0 + 16 * h, lane);
+#pragma unroll
+            for (int rb = ks; rb < kSegments; ++rb) {
               std::uint32_t a[4];
               a_fragment(a, t_h, kInverseLd, kSubBlock * rb, kSubBlock * ks, lane);
 #pragma unroll
-              for (int h = 0; h < 2; ++h) times_k_rows(a, rhs_h, kRhsLd, kSubBlock * ks, col0 + 16 * h, lane, acc[h]);
+              for (int h = 0; h < 2; ++h) times_b(a, b[h], acc[rb][h]);
             }
+          }
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
+          for (int rb0 = 0; rb0 < kSegments; rb0 += L::staged_blocks) {
 #pragma unroll
-              for (int nt = 0; nt < 2; ++nt)
+            for (int rb = rb0; rb < rb0 + L::staged_blocks; ++rb)
 #pragma unroll
-                for (int x = 0; x < 2; ++x)
-                  *reinterpret_cast<std::uint32_t*>(staged + (g + 8 * x) * kStageLd + 16 * h + 8 * nt + 2 * tq) =
-                      access::half_pair(false, acc[h][nt][2 * x], acc[h][nt][2 * x + 1]);
+              for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+                  for (int x = 0; x < 2; ++x)
+                    *reinterpret_cast<std::uint32_t*>(staged + (kSubBlock * (rb - rb0) + g + 8 * x) * kStageLd + 16 * h +
+                                                      8 * nt + 2 * tq) =
+                        access::half_pair(false, acc[rb][h][nt][2 * x], acc[rb][h][nt][2 * x + 1]);
             __syncwarp();
 #pragma unroll
-            for (int n = 0; n < 2; ++n) {
+            for (int n = 0; n < 2 * L::staged_blocks; ++n) {
               const int piece = lane + kWarp * n, r = piece / 4, c = 8 * (piece % 4);
-              *reinterpret_cast<uint4*>(out + (kSubBlock * rb + r) * out_ld + c) =
+              *reinterpret_cast<uint4*>(out + (kSubBlock * rb0 + r) * out_ld + c) =
                   *reinterpret_cast<const uint4*>(staged + r * kStageLd + c);
             }
             __syncwarp();
@@ -625,7 +682,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll
       for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = 0;  // so that no register holds them here
     }
-    end_phase(6);  // the end of the slot: its tiles are free for the next
+    end_phase(8);  // the end of the slot: its tiles are free for the next
   }
 }
 

@@ -32,9 +32,12 @@ class ChunkedDeviceCall {
 };
 
 // Stage A's phases, in order, as ChunkedParams::prepare_phase_clocks times them.
-inline constexpr int kPreparePhases = 6;
+// Step 6 in three: the right-hand sides' staging beside the diagonal blocks' inverses, T's levels (as the
+// first warp sees their last barrier), the products with T and the stores beside the loaders' next loads.
+inline constexpr int kPreparePhases = 8;
 inline constexpr const char* kPreparePhaseNames[kPreparePhases] = {
-    "inputs", "l2norm", "diagonal sub-blocks", "decay chains", "off-diagonal (mma)", "solve and stores"};
+    "inputs", "l2norm", "diagonal sub-blocks", "decay chains", "off-diagonal (mma)",
+    "right-hand sides, diagonal inverses", "inverse's levels", "products and stores"};
 
 // The two stages, each on `stream`, without synchronizing; both together in order. Stage A is two
 // kernels, the gates and then the prepare kernel; the gates alone (benchmarks) also have their launch.

@@ -449,36 +449,74 @@ KDA_HD void inverse_diagonal_column(const float* akk, int b, int c, float (&x)[k
   }
 }
 
-// Element (i, j) of P_IJ (I > J): one fma chain over the rows m = 16 J .. 16 I - 1 of T's column 16 J + j in
-// ascending order (T_JJ's zeros above its diagonal included).
-KDA_HD float inverse_partial(const float* akk, const float* t, int I, int J, int i, int j) {
-  const float* a = akk + inverse_at(kSubBlock * I + i, kSubBlock * J);
-  const float* column = t + inverse_at(kSubBlock * J, kSubBlock * J + j);
-  float s = 0.0f;
-  KDA_UNROLL  // the kernel's I - J is a compile-time constant
-  for (int m = 0; m < kSubBlock * (I - J); m += 4) {
+// N consecutive floats from an address aligned to N floats (N = 1, 2: one load on the device).
+template <int N>
+KDA_HD void load_columns(const float* at, float (&x)[N]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (N == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(at);
+    x[0] = v.x, x[1] = v.y;
+  } else
+#endif
+  {
+    for (int c = 0; c < N; ++c) x[c] = at[c];
+  }
+}
+
+// Elements (i, j .. j + N - 1) of P_IJ (I > J): each one fma chain over the rows m = 16 J .. 16 I - 1 of T's
+// column 16 J + j in ascending order (T_JJ's zeros above its diagonal included), in pieces of 16 rows:
+// inverse_partial_terms adds block M's rows (T_MJ, known once level M - J is) to the chains' sums s, so
+// that a kernel can start a chain as soon as its first block is known and go on later with the same bits.
+template <int N>
+KDA_HD void inverse_partial_terms(const float* akk, const float* t, int I, int J, int M, int i, int j,
+                                  float (&s)[N]) {
+  const float* a = akk + inverse_at(kSubBlock * I + i, kSubBlock * M);
+  const float* column = t + inverse_at(kSubBlock * M, kSubBlock * J + j);
+  KDA_UNROLL
+  for (int m = 0; m < kSubBlock; m += 4) {
     float av[4];
     load4(a + m, av);
     KDA_UNROLL
-    for (int q = 0; q < 4; ++q) s = math::fma(av[q], column[(m + q) * kAld], s);
+    for (int q = 0; q < 4; ++q) {
+      float tv[N];
+      load_columns(column + (m + q) * kAld, tv);
+      KDA_UNROLL
+      for (int c = 0; c < N; ++c) s[c] = math::fma(av[q], tv[c], s[c]);
+    }
   }
-  return s;
+}
+KDA_HD float inverse_partial(const float* akk, const float* t, int I, int J, int i, int j) {
+  float s[1] = {0.0f};
+  for (int M = J; M < I; ++M) inverse_partial_terms(akk, t, I, J, M, i, j, s);
+  return s[0];
 }
 
-// Element (i, j) of T_IJ = -(T_II P_IJ): one fma chain over m = 0 .. 15 ascending (T_II's zeros above its
-// diagonal included), P_IJ read from its block of t.
-KDA_HD float inverse_block(const float* t, int I, int J, int i, int j) {
+// Elements (i, j .. j + N - 1) of T_IJ = -(T_II P_IJ): each one fma chain over m = 0 .. 15 ascending (T_II's
+// zeros above its diagonal included), P_IJ read from its block of t.
+template <int N>
+KDA_HD void inverse_block(const float* t, int I, int J, int i, int j, float (&x)[N]) {
   const float* row = t + inverse_at(kSubBlock * I + i, kSubBlock * I);
   const float* column = t + partial_at(I, J, 0, j);
-  float s = 0.0f;
+  float s[N] = {};
   KDA_UNROLL
   for (int m = 0; m < kSubBlock; m += 4) {
     float tv[4];
     load4(row + m, tv);
     KDA_UNROLL
-    for (int q = 0; q < 4; ++q) s = math::fma(tv[q], column[(m + q) * kAld], s);
+    for (int q = 0; q < 4; ++q) {
+      float pv[N];
+      load_columns(column + (m + q) * kAld, pv);
+      KDA_UNROLL
+      for (int c = 0; c < N; ++c) s[c] = math::fma(tv[q], pv[c], s[c]);
+    }
   }
-  return -s;
+  KDA_UNROLL
+  for (int c = 0; c < N; ++c) x[c] = -s[c];
+}
+KDA_HD float inverse_block(const float* t, int I, int J, int i, int j) {
+  float x[1];
+  inverse_block(t, I, J, i, j, x);
+  return x[0];
 }
 
 // The whole inverse in the kernel's order of levels (the simulation's and the tests' calls; the kernel
