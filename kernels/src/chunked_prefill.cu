@@ -138,6 +138,10 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrival at named barrier `id` without waiting: the threads that sync on it wait for these too.
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 // threadIdx.x read again where it is used (the compiler cannot reuse an earlier read), so that values
 // derived from it need not stay live, or be spilled, across a kernel's long phases.
 __device__ __forceinline__ int fresh_thread_index() {
@@ -356,11 +360,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   std::uint32_t q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
   const auto issue_inputs = [&](std::int64_t next) {
     const ChunkEntry en = P.chunks[next / p.HV];
-    const float* alpha = P.work.alpha + next * kChunk * K;
-    for (int at = lt; at < kChunk * K / 4; at += kLoaderThreads)
-      cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
     // The columns walked by pointer (an add per load, not the offset's multiplies).
-    cp_async_commit();
     const TokenInputs columns = token_inputs(p, en, key_head(p, next % p.HV), lt % K);
     const std::byte* q_at = columns.q.at(lt / K);
     const std::byte* k_at = columns.k.at(lt / K);
@@ -371,6 +371,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       if (lt / K + n * kLoaderStride<K> < en.length)
         q_bits[n] = columns.q.bits_at(q_at), k_bits[n] = columns.k.bits_at(k_at);
     }
+  };
+  const auto issue_alpha = [&](std::int64_t next) {
+    const float* alpha = P.work.alpha + next * kChunk * K;
+    for (int at = lt; at < kChunk * K / 4; at += kLoaderThreads)
+      cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
+    cp_async_commit();
   };
   const std::int64_t slots = P.num_chunks * p.HV;
   // The first pass (slot < 0) only issues the first slot's loads: one copy of the loads' code (the
@@ -617,6 +623,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         inverse_step<block(3, 0)>(triangles, inverse, inverse_h);
         // The levels' end, as warp 0 leaves their last barrier (the loaders are not in it).
         if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1) + 7] = clock64();
+        named_arrive(2, kPrepareThreads);  // the loaders may copy alpha now
         // [u | w] = T [beta v | beta k exp(Γ)] from their fp16 roundings, fp32 accumulation: warp w takes
         // columns 32 w .. 32 w + 31 (four 8-column tiles) of every row block rb, over the k-steps of the
         // columns j < 16 (rb + 1) (T is zero above them). Rows past the chunk's length come out zero (their
@@ -674,7 +681,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         }
       }
     }
-    // Meanwhile the loaders issue the next slot's loads (alpha into its tile, free since the staging).
+    // Meanwhile the loaders issue the next slot's loads: q and k into registers beside T's levels, alpha
+    // into its tile (free since the staging) once the levels are done (barrier 2, which the solvers arrive
+    // at): its copy into shared memory beside them slowed the levels.
     const std::int64_t next = slot + gridDim.x;
     if (loader && next < slots) {
       issue_inputs(next);
@@ -682,6 +691,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll
       for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = 0;  // so that no register holds them here
     }
+    if (loader && slot >= 0) named_sync(2, kPrepareThreads);
+    if (loader && next < slots) issue_alpha(next);
     end_phase(8);  // the end of the slot: its tiles are free for the next
   }
 }
