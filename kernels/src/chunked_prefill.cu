@@ -137,7 +137,6 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-
 // Arrival at named barrier `id` without waiting: the threads that sync on it wait for these too.
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -213,9 +212,9 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // ---------------------------------------------------------------------------------------------------
 // Stage A, second kernel, the prepare kernel: one block of 512 threads per SM, taking the slots (chunk
 // c, value head hv), slot = c * HV + hv, blockIdx.x, blockIdx.x + gridDim.x, ... The loaders, the
-// threads from kSolveThreads on, issue the next slot's input loads (q and k into registers, alpha by
-// cp.async into its tile) while the other threads invert the current slot's (I + Akk) and multiply, so that
-// a slot's inputs are waiting when it starts.
+// threads from kSolveThreads on, issue the next slot's input loads (q and k into registers beside T's
+// levels, alpha by cp.async into its tile once the levels are done) while the other threads invert the
+// current slot's (I + Akk) and multiply, so that a slot's inputs are waiting when it starts.
 
 // Akk and Aqk share one [64][kAld] tile, the triangles: Akk[i][j] (j < i) at row i, column j, and Aqk
 // transposed, Aqk[i][j] (j <= i) at row j, column i. Every entry of both is computed for every slot, so the
@@ -561,12 +560,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         __syncthreads();
       }
 
-      // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the right-hand sides [v | k] rounded
-      // to fp16 into rhs[i][col] (v widened and scaled, beta k exp(Γ) from its tile) while the first 64
-      // threads invert the diagonal blocks, a column each; then the first eight warps take T's other blocks
-      // by levels (stage_a::inverse_partial, inverse_block, each level's two steps closed by their named
-      // barrier) and the products on tensor cores, while the loaders issue the next slot's loads. Aqk first
-      // (zero above the diagonal): its stores drain meanwhile.
+      // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the first 64 threads invert the
+      // diagonal blocks, a column each, while all stage Aqk (zero above the diagonal) to the workspace and
+      // the right-hand sides [v | k] rounded to fp16 into rhs[i][col] (v widened and scaled, beta k exp(Γ)
+      // from its tile); then the first eight warps take T's other blocks in six steps (inverse_step) and
+      // the products on tensor cores, while the loaders issue the next slot's loads.
       auto* const rhs = reinterpret_cast<std::uint16_t*>(shared + L::rhs);
       float* const inverse = shared + L::inverse;
       auto* const inverse_h = reinterpret_cast<std::uint16_t*>(shared + L::inverse_h);
@@ -627,8 +625,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         // [u | w] = T [beta v | beta k exp(Γ)] from their fp16 roundings, fp32 accumulation: warp w takes
         // columns 32 w .. 32 w + 31 (four 8-column tiles) of every row block rb, over the k-steps of the
         // columns j < 16 (rb + 1) (T is zero above them). Rows past the chunk's length come out zero (their
-        // right-hand sides are, and T is the identity there). Each row block's results go through the warp's
-        // staging rows, so that u and w are stored in 16-byte pieces of whole rows: stored from the
+        // right-hand sides are, and T is the identity there). The results go through the warp's staging
+        // rows, so that u and w are stored in 16-byte pieces of whole rows: stored from the
         // fragments (4-byte pairs of 8 rows a store), they took 0.047 of the phase's 0.237 ms at 1 x 8192.
         const int col0 = kWarp * warp, g = lane / 4, tq = lane % 4;
         if (col0 < V + K) {
