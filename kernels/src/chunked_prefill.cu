@@ -39,9 +39,9 @@ constexpr int kMaxValue = 128;        // stage A: V <= 128 (its v loads: a threa
 constexpr int kSolveThreads = 256;  // stage A: the warps that invert (I + Akk) and multiply
 constexpr int kLoaderThreads = kPrepareThreads - kSolveThreads;  // stage A: the next slot's loaders
 template <int K>
-constexpr int kLoaderStride = kLoaderThreads / K;  // stage A: a loader's tokens lie this far apart
+constexpr int kLoaderStride = kLoaderThreads / (K / 4);  // stage A: a loader's tokens lie this far apart
 template <int K>
-constexpr int kLoaderTokens = kChunk / kLoaderStride<K>;  // stage A: and it loads this many (32 at K = 128)
+constexpr int kLoaderTokens = kChunk / kLoaderStride<K>;  // stage A: and it loads this many (8 at K = 128)
 
 // D = A B + D on tensor cores; the operands are fp32 registers, which the tensor core reads as tf32 (their
 // low 13 bits ignored: tests/gpu/tensor_core_hardware_test).
@@ -137,10 +137,6 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// Arrival at named barrier `id` without waiting: the threads that sync on it wait for these too.
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 // threadIdx.x read again where it is used (the compiler cannot reuse an earlier read), so that values
 // derived from it need not stay live, or be spilled, across a kernel's long phases.
 __device__ __forceinline__ int fresh_thread_index() {
@@ -212,9 +208,9 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // ---------------------------------------------------------------------------------------------------
 // Stage A, second kernel, the prepare kernel: one block of 512 threads per SM, taking the slots (chunk
 // c, value head hv), slot = c * HV + hv, blockIdx.x, blockIdx.x + gridDim.x, ... The loaders, the
-// threads from kSolveThreads on, issue the next slot's input loads (q and k into registers beside T's
-// levels, alpha by cp.async into its tile once the levels are done) while the other threads invert the
-// current slot's (I + Akk) and multiply, so that a slot's inputs are waiting when it starts.
+// threads from kSolveThreads on, issue the next slot's input loads (q and k into registers, alpha by
+// cp.async into its tile) while the other threads invert the current slot's (I + Akk) and multiply, so
+// that a slot's inputs are waiting when it starts.
 
 // Akk and Aqk share one [64][kAld] tile, the triangles: Akk[i][j] (j < i) at row i, column j, and Aqk
 // transposed, Aqk[i][j] (j <= i) at row j, column i. Every entry of both is computed for every slot, so the
@@ -250,7 +246,8 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
 // spilled, and the spill's store waited for its load (a measurement-only build without v's loads took
 // that phase from 0.088 to 0.048 ms at 1 x 8192). For 16-bit v whose rows are contiguous and 16-byte
 // aligned, at K = V = 128: thread t copies pieces t % 16 of tokens t / 16 and t / 16 + 32, and reads
-// channel t % 128 of tokens t / 128 + 4 n, each half from its own base (compile-time offsets).
+// channels 2 (t % 64) and 2 (t % 64) + 1 of tokens t / 64 + 8 n, each half from its own base (compile-time
+// offsets).
 template <int K>
 struct RawValues {
   static constexpr int kPitch = 2 * kMaxValue;  // bytes a token
@@ -275,16 +272,20 @@ struct RawValues {
       cp_async16(half(shared, h) + i * kPitch + 16 * piece, first.at(loadable_token(e, h * kHalf + i)) + 16 * piece);
     cp_async_commit();
   }
+  // Channels 2 (t % 64) + c of tokens t / 64 + 8 n into bits[2 n + c], both of a token in one 4-byte load.
   template <int N>
   __device__ static void read(float* shared, std::uint32_t (&bits)[N]) {
     const int tid = static_cast<int>(threadIdx.x);
-    constexpr int kRowsApart = kPrepareThreads / kMaxValue;
+    constexpr int kPairs = kMaxValue / 2, kRowsApart = kPrepareThreads / kPairs, kRows = N / 2;
+    static_assert(kRows * kRowsApart == kChunk);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const auto* at =
-          reinterpret_cast<const std::uint16_t*>(half(shared, h) + tid / kMaxValue * kPitch) + tid % kMaxValue;
+      const auto* at = reinterpret_cast<const std::uint32_t*>(half(shared, h) + tid / kPairs * kPitch) + tid % kPairs;
 #pragma unroll
-      for (int n = 0; n < N / 2; ++n) bits[h * N / 2 + n] = at[n * kRowsApart * kPitch / 2];
+      for (int n = 0; n < kRows / 2; ++n) {
+        const std::uint32_t pair = at[n * kRowsApart * kPitch / 4];
+        bits[2 * (h * kRows / 2 + n)] = pair & 0xffffu, bits[2 * (h * kRows / 2 + n) + 1] = pair >> 16;
+      }
     }
   }
 };
@@ -292,45 +293,55 @@ struct RawValues {
 // One step of T's blocks below the diagonal (step 6), on the first kSolveThreads threads: its tasks are
 // blocks of terms(I, J, M) (block M's terms of P_IJ's chains, begun from 0 when M = J, else from the sums
 // stored at P_IJ's place, and stored back there) or of block(I, J) (T_IJ = -(T_II P_IJ), and its fp16
-// rounding). Thread t takes entries (i, j), (i, j + 1) of tasks t / 128 + 2 n, i = t % 128 / 8, j = 2 (t % 8)
-// (a warp's T or P rows are then one 64-byte load for four rows i); every task's chains are computed before
-// any is stored, so that the loads of all may be issued first. Closed by the solvers' named barrier.
-constexpr int kStepEntries = kSubBlock * kSubBlock / 2;  // threads a task: two entries each
+// rounding). A task takes one warp whose threads keep 2 x 4 entries each (rows i, i + 8, columns j .. j + 3)
+// when the step has more than four tasks, else two warps of 1 x 4 (rows i, columns j .. j + 3): each row's
+// and column's values loaded once for all of a thread's entries (two entries a thread, 128 threads a task,
+// issued 20 shared-memory loads for 32 fma, and the levels waited on the shared-memory queue). Closed by the
+// solvers' named barrier.
 __host__ __device__ constexpr int terms(int I, int J, int M) { return (I * kSegments + J) * kSegments + M; }
 __host__ __device__ constexpr int block(int I, int J) { return kSegments * kSegments * kSegments + I * kSegments + J; }
 template <int... Tasks>
 __device__ __forceinline__ void inverse_step(const float* akk, float* t, std::uint16_t* t_h) {
-  constexpr int kTasks[] = {Tasks...}, n = sizeof...(Tasks), rounds = (n + 1) / 2;
-  constexpr int kBlockCode = kSegments * kSegments * kSegments;
-  static_assert(2 * kStepEntries == kSolveThreads);
-  const int tid = static_cast<int>(threadIdx.x), half = tid / kStepEntries, e = tid % kStepEntries;
-  const int i = e / (kSubBlock / 2), j = 2 * (e % (kSubBlock / 2));
-  float x[rounds][2];
+  constexpr int kTasks[] = {Tasks...}, n = sizeof...(Tasks);
+  constexpr int kSolveWarps = kSolveThreads / kWarp, R = 2 * n > kSolveWarps ? 2 : 1, C = 4;
+  constexpr int kWarpsPerTask = 2 / R, kBlockCode = kSegments * kSegments * kSegments;
+  static_assert(n * kWarpsPerTask <= kSolveWarps && kWarpsPerTask * kWarp * R * C == kSubBlock * kSubBlock);
+  const int warp = fresh_thread_index() / kWarp, lane = static_cast<int>(threadIdx.x) % kWarp;
+  const int task = warp / kWarpsPerTask;
+  if (task < n) {  // warp-uniform
+    int code = kTasks[0];  // selected, not indexed: a run-time index put the array on the stack
 #pragma unroll
-  for (int r = 0; r < rounds; ++r) {
-    if (2 * r + half >= n) continue;  // warp-uniform
-    const int code = half == 0 ? kTasks[2 * r] : kTasks[2 * r + 1 < n ? 2 * r + 1 : 2 * r];
-    if (code >= kBlockCode) {
-      inverse_block(t, (code - kBlockCode) / kSegments, (code - kBlockCode) % kSegments, i, j, x[r]);
+    for (int k = 1; k < n; ++k) code = task == k ? kTasks[k] : code;
+    const int i = lane / 4 + (R == 1 ? kHalfBlock * (warp % 2) : 0), j = C * (lane % 4);
+    const bool is_block = code >= kBlockCode;
+    const int I = is_block ? (code - kBlockCode) / kSegments : code / (kSegments * kSegments);
+    const int J = is_block ? (code - kBlockCode) % kSegments : code / kSegments % kSegments, M = code % kSegments;
+    float x[R][C];
+    if (is_block) {
+      inverse_block(t, I, J, i, j, x);
     } else {
-      const int I = code / (kSegments * kSegments), J = code / kSegments % kSegments, M = code % kSegments;
-      x[r][0] = x[r][1] = 0.0f;
-      if (M != J) load_columns(t + partial_at(I, J, i, j), x[r]);
-      inverse_partial_terms(akk, t, I, J, M, i, j, x[r]);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if (M != J) {
+          load_columns(t + partial_at(I, J, i + kHalfBlock * r, j), x[r]);
+        } else {
+#pragma unroll
+          for (int c = 0; c < C; ++c) x[r][c] = 0.0f;
+        }
+      }
+      inverse_partial_terms(akk, t, I, J, M, i, j, x);
     }
-  }
 #pragma unroll
-  for (int r = 0; r < rounds; ++r) {
-    if (2 * r + half >= n) continue;
-    const int code = half == 0 ? kTasks[2 * r] : kTasks[2 * r + 1 < n ? 2 * r + 1 : 2 * r];
-    if (code >= kBlockCode) {
-      const int I = (code - kBlockCode) / kSegments, J = (code - kBlockCode) % kSegments;
-      const int row = kSubBlock * I + i, column = kSubBlock * J + j;
-      *reinterpret_cast<float2*>(t + inverse_at(row, column)) = make_float2(x[r][0], x[r][1]);
-      *reinterpret_cast<std::uint32_t*>(t_h + row * kInverseLd + column) = access::half_pair(false, x[r][0], x[r][1]);
-    } else {
-      const int I = code / (kSegments * kSegments), J = code / kSegments % kSegments;
-      *reinterpret_cast<float2*>(t + partial_at(I, J, i, j)) = make_float2(x[r][0], x[r][1]);
+    for (int r = 0; r < R; ++r) {
+      const float4 v = make_float4(x[r][0], x[r][1], x[r][2], x[r][3]);
+      if (is_block) {
+        const int row = kSubBlock * I + i + kHalfBlock * r, column = kSubBlock * J + j;
+        *reinterpret_cast<float4*>(t + inverse_at(row, column)) = v;
+        *reinterpret_cast<uint2*>(t_h + row * kInverseLd + column) =
+            make_uint2(access::half_pair(false, v.x, v.y), access::half_pair(false, v.z, v.w));
+      } else {
+        *reinterpret_cast<float4*>(t + partial_at(I, J, i + kHalfBlock * r, j)) = v;
+      }
     }
   }
   named_sync(1, kSolveThreads);
@@ -352,23 +363,32 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   // before each barrier, with or without clocks.
   __shared__ long long latest[kPreparePhases + 1];
   if (tid <= kPreparePhases) latest[tid] = 0;  // before the first pass's barrier
-  // The loaders' part: loader lt keeps key channel lt % K of tokens lt / K + kLoaderStride n. Tokens past
-  // the chunk's length are not loaded: their zero bits widen to the zero rows the later steps need.
+  // The loaders' part, where q and k are 16-bit with contiguous channels and 8-byte aligned rows (packed):
+  // loader lt keeps channels 4 (lt % (K / 4)) .. + 3 of tokens lt / (K / 4) + kLoaderStride n, each token's
+  // four channels one 8-byte load (64 loads of one channel each took four times the instructions and twice
+  // the registers). Tokens past the chunk's length are not loaded: their zero bits widen to the zero rows
+  // the later steps need. Other q and k are loaded by all threads in the inputs phase, element by element.
   const bool loader = tid >= kSolveThreads;
   const int lt = tid - kSolveThreads;
-  std::uint32_t q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
+  const auto packable = [](const TensorRef& x) {
+    const auto aligned = [](std::int64_t bytes) { return bytes % 8 == 0; };
+    return x.dtype != DType::f32 && x.stride[3] == 1 && aligned(reinterpret_cast<std::uintptr_t>(x.data)) &&
+           aligned(2 * x.stride[0]) && aligned(2 * x.stride[1]) && aligned(2 * x.stride[2]);
+  };
+  const bool packed = packable(p.q) && packable(p.k);
+  uint2 q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
   const auto issue_inputs = [&](std::int64_t next) {
     const ChunkEntry en = P.chunks[next / p.HV];
     // The columns walked by pointer (an add per load, not the offset's multiplies).
-    const TokenInputs columns = token_inputs(p, en, key_head(p, next % p.HV), lt % K);
-    const std::byte* q_at = columns.q.at(lt / K);
-    const std::byte* k_at = columns.k.at(lt / K);
+    const TokenInputs columns = token_inputs(p, en, key_head(p, next % p.HV), 4 * (lt % (K / 4)));
+    const std::byte* q_at = columns.q.at(lt / (K / 4));
+    const std::byte* k_at = columns.k.at(lt / (K / 4));
 #pragma unroll
     for (int n = 0; n < kLoaderTokens<K>;
          ++n, q_at += kLoaderStride<K> * columns.q.step, k_at += kLoaderStride<K> * columns.k.step) {
-      q_bits[n] = k_bits[n] = 0;
-      if (lt / K + n * kLoaderStride<K> < en.length)
-        q_bits[n] = columns.q.bits_at(q_at), k_bits[n] = columns.k.bits_at(k_at);
+      q_bits[n] = k_bits[n] = make_uint2(0, 0);
+      if (lt / (K / 4) + n * kLoaderStride<K> < en.length)
+        q_bits[n] = *reinterpret_cast<const uint2*>(q_at), k_bits[n] = *reinterpret_cast<const uint2*>(k_at);
     }
   };
   const auto issue_alpha = [&](std::int64_t next) {
@@ -400,11 +420,25 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1)] = clock64();
 
       // Inputs: the loaders' q and k (issued under the previous slot's inverse, or in the first pass) widened
-      // into their tiles, alpha's copy waited for; beta per token.
-      if (loader) {
+      // into their tiles, or, not packed, loaded and widened by all threads; alpha's copy waited for; beta
+      // per token.
+      if (packed && loader) {
+        const auto widen4 = [&](DType dtype, uint2 bits, float* to) {
+          *reinterpret_cast<float4*>(to) =
+              make_float4(access::widen_select(dtype, bits.x & 0xffffu), access::widen_select(dtype, bits.x >> 16),
+                          access::widen_select(dtype, bits.y & 0xffffu), access::widen_select(dtype, bits.y >> 16));
+        };
 #pragma unroll
-        for (int n = 0; n < kLoaderTokens<K>; ++n)
-          store_token_inputs<K>(p, TokenBits{q_bits[n], k_bits[n], true}, lt / K + n * kLoaderStride<K>, lt % K, t);
+        for (int n = 0; n < kLoaderTokens<K>; ++n) {
+          const int at = (lt / (K / 4) + n * kLoaderStride<K>) * LD + 4 * (lt % (K / 4));
+          widen4(p.q.dtype, q_bits[n], t.q + at);
+          widen4(p.k.dtype, k_bits[n], t.k + at);
+        }
+      } else if (!packed) {
+        const TokenInputs columns = token_inputs(p, e, key_head(p, hv), tid % K);
+#pragma unroll 1
+        for (int i = tid / K; i < kChunk; i += kPrepareThreads / K)
+          store_token_inputs<K>(p, load_token_bits(columns, e, i), i, tid % K, t);
       }
       if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
       cp_async_wait_all();
@@ -477,19 +511,21 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       end_phase(4);
 
       // v (of the right-hand sides), issued now so that the off-diagonal blocks hide the loads' latency; a thread later
-      // keeps value channel vcol = tid % 128 (V <= 128) of tokens value_row(n) = tid / 128 + 4 n. Where v's
-      // rows allow (RawValues), copied as stored into shared memory; else loaded into registers.
-      const int V = static_cast<int>(p.V), vcol = tid % kMaxValue;
-      constexpr int kValueLoads = kChunk * kMaxValue / kPrepareThreads;
-      const auto value_row = [&](int n) { return tid / kMaxValue + n * (kPrepareThreads / kMaxValue); };
+      // keeps value channels vcol, vcol + 1 (vcol = 2 (tid % 64), V <= 128) of tokens value_row(n) = tid / 64 + 8 n
+      // (bits vbits[2 n + c] of channel vcol + c; a pair, so that the right-hand side is staged in 4-byte stores).
+      // Where v's rows allow (RawValues), copied as stored into shared memory; else loaded into registers.
+      constexpr int kValuePairs = kMaxValue / 2, kValueRows = kChunk * kValuePairs / kPrepareThreads;
+      const int V = static_cast<int>(p.V), vcol = 2 * (tid % kValuePairs);
+      const auto value_row = [&](int n) { return tid / kValuePairs + n * (kPrepareThreads / kValuePairs); };
       const bool copy_v = RawValues<K>::copyable(p.v, V);
-      std::uint32_t vbits[kValueLoads];
+      std::uint32_t vbits[2 * kValueRows];
       if (copy_v) {
         RawValues<K>::issue(p.v, e, hv, shared);
       } else if (vcol < V) {
-        const TokenColumn v = token_column(p.v, e, hv, vcol);
+        const TokenColumn v0 = token_column(p.v, e, hv, vcol), v1 = token_column(p.v, e, hv, vcol + 1);
 #pragma unroll
-        for (int n = 0; n < kValueLoads; ++n) vbits[n] = value_bits(v, e, value_row(n));
+        for (int n = 0; n < kValueRows; ++n)
+          vbits[2 * n] = value_bits(v0, e, value_row(n)), vbits[2 * n + 1] = value_bits(v1, e, value_row(n));
       }
 
       // Off-diagonal sub-blocks on tensor cores: 12 tasks, one per warp (row block rb = 1..3 anchored at
@@ -586,23 +622,28 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // Each copy's loads before its stores: the stores into rhs could alias the tiles read, so that
       // interleaved, each load waited for the store before it.
       if (vcol < V) {
-        float beta[kValueLoads];
+        float beta[kValueRows];
 #pragma unroll
-        for (int n = 0; n < kValueLoads; ++n) beta[n] = t.beta[value_row(n)];
+        for (int n = 0; n < kValueRows; ++n) beta[n] = t.beta[value_row(n)];
 #pragma unroll
-        for (int n = 0; n < kValueLoads; ++n)
-          rhs[value_row(n) * kRhsLd + vcol] = access::f32_to_f16(value_rhs(p, e, beta[n], value_row(n), vbits[n]));
+        for (int n = 0; n < kValueRows; ++n) {
+          const int i = value_row(n);
+          *reinterpret_cast<std::uint32_t*>(rhs + i * kRhsLd + vcol) =
+              f16_pair(value_rhs(p, e, beta[n], i, vbits[2 * n]), value_rhs(p, e, beta[n], i, vbits[2 * n + 1]));
+        }
       }
-      {  // beta k exp(Γ) from its tile: the thread's channel tid % K, rows tid / K + (512 / K) m (fixed
-         // strides from one base each: the index arithmetic of a flat loop was most of this copy's cost)
-        constexpr int kRowsApart = kPrepareThreads / K, kRows = kChunk / kRowsApart;
-        const float* from = t.alpha + tid / K * LD + tid % K;
-        std::uint16_t* to = rhs + tid / K * kRhsLd + V + tid % K;
-        float x[kRows];
+      {  // beta k exp(Γ) from its tile: the thread's channels 2 (tid % (K / 2)) + 0, 1, rows tid / (K / 2) +
+         // (1024 / K) m (fixed strides from one base each: the index arithmetic of a flat loop was most of this
+         // copy's cost), 8-byte loads and 4-byte stores
+        constexpr int kPairs = K / 2, kRowsApart = kPrepareThreads / kPairs, kRows = kChunk / kRowsApart;
+        const float* from = t.alpha + tid / kPairs * LD + 2 * (tid % kPairs);
+        std::uint16_t* to = rhs + tid / kPairs * kRhsLd + V + 2 * (tid % kPairs);
+        float2 x[kRows];
 #pragma unroll
-        for (int m = 0; m < kRows; ++m) x[m] = from[m * kRowsApart * LD];
+        for (int m = 0; m < kRows; ++m) x[m] = *reinterpret_cast<const float2*>(from + m * kRowsApart * LD);
 #pragma unroll
-        for (int m = 0; m < kRows; ++m) to[m * kRowsApart * kRhsLd] = access::f32_to_f16(x[m]);
+        for (int m = 0; m < kRows; ++m)
+          *reinterpret_cast<std::uint32_t*>(to + m * kRowsApart * kRhsLd) = f16_pair(x[m].x, x[m].y);
       }
       end_phase(6);
       static_assert(kMaxValue + kMaxValue <= kSolveColumns && kSolveColumns == kWarp * (kSolveThreads / kWarp));
@@ -621,7 +662,6 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         inverse_step<block(3, 0)>(triangles, inverse, inverse_h);
         // The levels' end, as warp 0 leaves their last barrier (the loaders are not in it).
         if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1) + 7] = clock64();
-        named_arrive(2, kPrepareThreads);  // the loaders may copy alpha now
         // [u | w] = T [beta v | beta k exp(Γ)] from their fp16 roundings, fp32 accumulation: warp w takes
         // columns 32 w .. 32 w + 31 (four 8-column tiles) of every row block rb, over the k-steps of the
         // columns j < 16 (rb + 1) (T is zero above them). Rows past the chunk's length come out zero (their
@@ -679,17 +719,18 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         }
       }
     }
-    // Meanwhile the loaders issue the next slot's loads: q and k into registers beside T's levels, alpha
-    // into its tile (free since the staging) once the levels are done (barrier 2, which the solvers arrive
-    // at): its copy into shared memory beside them slowed the levels.
+    // Meanwhile the loaders issue the next slot's loads beside T's levels: q and k into registers, alpha into
+    // its tile (free since the staging). (Stop 26 had alpha's copy wait for the levels' end, which they then
+    // took 0.184 -> 0.158 ms at 8 x 2048 with q and k loaded a channel at a time; with 8-byte loads of four
+    // channels the levels took 0.131 with or without alpha's copy beside them, and the products and
+    // stores 0.134 -> 0.108: stop 27's comparison calls.)
     const std::int64_t next = slot + gridDim.x;
-    if (loader && next < slots) {
+    if (packed && loader && next < slots) {
       issue_inputs(next);
     } else {
 #pragma unroll
-      for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = 0;  // so that no register holds them here
+      for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = make_uint2(0, 0);  // no register holds them here
     }
-    if (loader && slot >= 0) named_sync(2, kPrepareThreads);
     if (loader && next < slots) issue_alpha(next);
     end_phase(8);  // the end of the slot: its tiles are free for the next
   }

@@ -449,74 +449,76 @@ KDA_HD void inverse_diagonal_column(const float* akk, int b, int c, float (&x)[k
   }
 }
 
-// N consecutive floats from an address aligned to N floats (N = 1, 2: one load on the device).
+// N consecutive floats from an address aligned to N floats (N = 1, 2, 4: one load on the device).
 template <int N>
 KDA_HD void load_columns(const float* at, float (&x)[N]) {
+  if constexpr (N == 4) {
+    load4(at, x);
+  } else {
 #if defined(__CUDA_ARCH__)
-  if constexpr (N == 2) {
-    const float2 v = *reinterpret_cast<const float2*>(at);
-    x[0] = v.x, x[1] = v.y;
-  } else
+    if constexpr (N == 2) {
+      const float2 v = *reinterpret_cast<const float2*>(at);
+      x[0] = v.x, x[1] = v.y;
+      return;
+    }
 #endif
-  {
     for (int c = 0; c < N; ++c) x[c] = at[c];
   }
 }
 
-// Elements (i, j .. j + N - 1) of P_IJ (I > J): each one fma chain over the rows m = 16 J .. 16 I - 1 of T's
-// column 16 J + j in ascending order (T_JJ's zeros above its diagonal included), in pieces of 16 rows:
-// inverse_partial_terms adds block M's rows (T_MJ, known once level M - J is) to the chains' sums s, so
-// that a kernel can start a chain as soon as its first block is known and go on later with the same bits.
-template <int N>
-KDA_HD void inverse_partial_terms(const float* akk, const float* t, int I, int J, int M, int i, int j,
-                                  float (&s)[N]) {
-  const float* a = akk + inverse_at(kSubBlock * I + i, kSubBlock * M);
-  const float* column = t + inverse_at(kSubBlock * M, kSubBlock * J + j);
+// s[r][c] += sum_{m < 16} a_r[m] b[m][c] for R rows a_r of a 16-column block (row r at a + r kHalfBlock kAld,
+// rows 8 apart) and C consecutive columns of a 16-row block b (rows kAld apart): each sum one fma chain in
+// ascending m. A kernel thread that keeps R x C entries loads each row's and column's values once for all
+// of them (T's levels were bound by shared-memory loads: 20 for 32 fma with one row and two columns).
+template <int R, int C>
+KDA_HD void block_terms(const float* a, const float* b, float (&s)[R][C]) {
   KDA_UNROLL
   for (int m = 0; m < kSubBlock; m += 4) {
-    float av[4];
-    load4(a + m, av);
+    float av[R][4];
+    KDA_UNROLL
+    for (int r = 0; r < R; ++r) load4(a + r * kHalfBlock * kAld + m, av[r]);
     KDA_UNROLL
     for (int q = 0; q < 4; ++q) {
-      float tv[N];
-      load_columns(column + (m + q) * kAld, tv);
+      float bv[C];
+      load_columns(b + (m + q) * kAld, bv);
       KDA_UNROLL
-      for (int c = 0; c < N; ++c) s[c] = math::fma(av[q], tv[c], s[c]);
+      for (int r = 0; r < R; ++r)
+        KDA_UNROLL
+        for (int c = 0; c < C; ++c) s[r][c] = math::fma(av[r][q], bv[c], s[r][c]);
     }
   }
-}
-KDA_HD float inverse_partial(const float* akk, const float* t, int I, int J, int i, int j) {
-  float s[1] = {0.0f};
-  for (int M = J; M < I; ++M) inverse_partial_terms(akk, t, I, J, M, i, j, s);
-  return s[0];
 }
 
-// Elements (i, j .. j + N - 1) of T_IJ = -(T_II P_IJ): each one fma chain over m = 0 .. 15 ascending (T_II's
-// zeros above its diagonal included), P_IJ read from its block of t.
-template <int N>
-KDA_HD void inverse_block(const float* t, int I, int J, int i, int j, float (&x)[N]) {
-  const float* row = t + inverse_at(kSubBlock * I + i, kSubBlock * I);
-  const float* column = t + partial_at(I, J, 0, j);
-  float s[N] = {};
+// Entries (i + 8 r, j + c), r < R, c < C, of P_IJ (I > J): each one fma chain over the rows m = 16 J .. 16 I - 1
+// of T's column 16 J + j + c in ascending order (T_JJ's zeros above its diagonal included), in pieces of 16
+// rows: inverse_partial_terms adds block M's rows (T_MJ, known once level M - J is) to the chains' sums s, so
+// that a kernel can start a chain as soon as its first block is known and go on later with the same bits.
+template <int R, int C>
+KDA_HD void inverse_partial_terms(const float* akk, const float* t, int I, int J, int M, int i, int j,
+                                  float (&s)[R][C]) {
+  block_terms(akk + inverse_at(kSubBlock * I + i, kSubBlock * M), t + inverse_at(kSubBlock * M, kSubBlock * J + j), s);
+}
+KDA_HD float inverse_partial(const float* akk, const float* t, int I, int J, int i, int j) {
+  float s[1][1] = {{0.0f}};
+  for (int M = J; M < I; ++M) inverse_partial_terms(akk, t, I, J, M, i, j, s);
+  return s[0][0];
+}
+
+// Entries (i + 8 r, j + c) of T_IJ = -(T_II P_IJ): each one fma chain over m = 0 .. 15 ascending (T_II's zeros
+// above its diagonal included), P_IJ read from its block of t.
+template <int R, int C>
+KDA_HD void inverse_block(const float* t, int I, int J, int i, int j, float (&x)[R][C]) {
+  float s[R][C] = {};
+  block_terms(t + inverse_at(kSubBlock * I + i, kSubBlock * I), t + partial_at(I, J, 0, j), s);
   KDA_UNROLL
-  for (int m = 0; m < kSubBlock; m += 4) {
-    float tv[4];
-    load4(row + m, tv);
+  for (int r = 0; r < R; ++r)
     KDA_UNROLL
-    for (int q = 0; q < 4; ++q) {
-      float pv[N];
-      load_columns(column + (m + q) * kAld, pv);
-      KDA_UNROLL
-      for (int c = 0; c < N; ++c) s[c] = math::fma(tv[q], pv[c], s[c]);
-    }
-  }
-  KDA_UNROLL
-  for (int c = 0; c < N; ++c) x[c] = -s[c];
+    for (int c = 0; c < C; ++c) x[r][c] = -s[r][c];
 }
 KDA_HD float inverse_block(const float* t, int I, int J, int i, int j) {
-  float x[1];
+  float x[1][1];
   inverse_block(t, I, J, i, j, x);
-  return x[0];
+  return x[0][0];
 }
 
 // The whole inverse in the kernel's order of levels (the simulation's and the tests' calls; the kernel
