@@ -239,6 +239,14 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
 
+// Whether t holds 16-bit values with contiguous channels whose every row starts kAlignment bytes aligned, so
+// that a row's channels can be read several at a time (the loaders' q and k, RawValues' v).
+template <int kAlignment>
+__device__ __forceinline__ bool packed_rows(const TensorRef& t) {
+  return t.dtype != DType::f32 && t.stride[3] == 1 && reinterpret_cast<std::uintptr_t>(t.data) % kAlignment == 0 &&
+         2 * t.stride[0] % kAlignment == 0 && 2 * t.stride[1] % kAlignment == 0 && 2 * t.stride[2] % kAlignment == 0;
+}
+
 // The slot's v rows copied as stored (cp.async, 16 bytes a copy; a row past the chunk's length copies the
 // last token's) into the tiles' rows 0 .. 15 of q (tokens 0 .. 31) and of k (tokens 32 .. 63), which
 // nothing reads between the decay chains and the right-hand sides' staging (256 bytes a token). A copy holds no
@@ -255,12 +263,7 @@ struct RawValues {
   static constexpr int kHalf = kChunk / 2;      // tokens in each tile's rows
   static_assert(K != 128 || kHalf * kPitch <= kSubBlock * kLd<K> * static_cast<int>(sizeof(float)));
   static_assert(kChunk * kPieces == 2 * kPrepareThreads && kPrepareThreads % kPieces == 0);
-  __device__ static bool copyable(const TensorRef& v, int V) {
-    const auto aligned = [](std::int64_t bytes) { return bytes % 16 == 0; };
-    return K == 128 && V == kMaxValue && v.dtype != DType::f32 && v.stride[3] == 1 &&
-           aligned(reinterpret_cast<std::uintptr_t>(v.data)) && aligned(2 * v.stride[0]) && aligned(2 * v.stride[1]) &&
-           aligned(2 * v.stride[2]);
-  }
+  __device__ static bool copyable(const TensorRef& v, int V) { return K == 128 && V == kMaxValue && packed_rows<16>(v); }
   __device__ static std::byte* half(float* shared, int h) {
     return reinterpret_cast<std::byte*>(shared + (h == 0 ? PrepareLayout<K>::q : PrepareLayout<K>::k));
   }
@@ -370,12 +373,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   // the later steps need. Other q and k are loaded by all threads in the inputs phase, element by element.
   const bool loader = tid >= kSolveThreads;
   const int lt = tid - kSolveThreads;
-  const auto packable = [](const TensorRef& x) {
-    const auto aligned = [](std::int64_t bytes) { return bytes % 8 == 0; };
-    return x.dtype != DType::f32 && x.stride[3] == 1 && aligned(reinterpret_cast<std::uintptr_t>(x.data)) &&
-           aligned(2 * x.stride[0]) && aligned(2 * x.stride[1]) && aligned(2 * x.stride[2]);
-  };
-  const bool packed = packable(p.q) && packable(p.k);
+  const bool packed = packed_rows<8>(p.q) && packed_rows<8>(p.k);
   uint2 q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
   const auto issue_inputs = [&](std::int64_t next) {
     const ChunkEntry en = P.chunks[next / p.HV];
@@ -722,7 +720,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     // Meanwhile the loaders issue the next slot's loads beside T's levels: q and k into registers, alpha into
     // its tile (free since the staging). (Stop 26 had alpha's copy wait for the levels' end, which they then
     // took 0.184 -> 0.158 ms at 8 x 2048 with q and k loaded a channel at a time; with 8-byte loads of four
-    // channels the levels took 0.131 with or without alpha's copy beside them, and the products and
+    // channels the levels took 0.13 to 0.14 with or without alpha's copy beside them, and the products and
     // stores 0.134 -> 0.108: stop 27's comparison calls.)
     const std::int64_t next = slot + gridDim.x;
     if (packed && loader && next < slots) {
