@@ -158,7 +158,7 @@ constexpr int kGateThreads = 256;
 template <int K, GateMode M>
 __device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t hv, float* alpha) {
   const int tid = static_cast<int>(threadIdx.x), d = tid % K;
-  const float A = gate_A(p, hv), bias = channel_bias<K>(p, hv, d);
+  const float factor = gate_factor<M>(p, hv), bias = channel_bias<K>(p, hv, d);
   const TokenColumn g = token_column(p.g, e, hv, d);
   constexpr int kStep = kGateThreads / K, kGroup = 4;
   static_assert(kGateThreads % K == 0 && kChunk % (kStep * kGroup) == 0);
@@ -183,7 +183,7 @@ __device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t h
     std::uint32_t next[kGroup];
     load_group(i0 + kStep * kGroup, next);
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n, out += kStep * K) *out = gate_alpha<M>(p, A, bias, e, i0 + kStep * n, bits[n]);
+    for (int n = 0; n < kGroup; ++n, out += kStep * K) *out = gate_alpha<M>(p, factor, bias, e, i0 + kStep * n, bits[n]);
 #pragma unroll
     for (int n = 0; n < kGroup; ++n) bits[n] = next[n];
   }

@@ -26,11 +26,11 @@ void gates(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
   const DecodeParams& p = P.call;
   const ChunkEntry& e = P.chunks[c];
   float* alpha = P.work.alpha + slot_of(P, c, hv) * kChunk * K;
-  const float A = gate_A(p, hv);
+  const float factor = gate_factor<M>(p, hv);
   for (int d = 0; d < K; ++d) {
     const TokenColumn g = token_column(p.g, e, hv, d);
     const float bias = channel_bias<K>(p, hv, d);
-    for (int i = 0; i < kChunk; ++i) alpha[i * K + d] = gate_alpha<M>(p, A, bias, e, i, gate_bits(g, e, i));
+    for (int i = 0; i < kChunk; ++i) alpha[i * K + d] = gate_alpha<M>(p, factor, bias, e, i, gate_bits(g, e, i));
   }
 }
 

@@ -85,6 +85,47 @@ TEST(DecodeMath, LogSplitIsCephesSplit) {
   for (int i = 0; i <= 1000000; ++i) check(std::exp(-40.0f + 109.0f * static_cast<float>(i) / 1000000));
 }
 
+// The chunked kernel's softplus gate as one decay, alpha = e^g, g = -A softplus(x) (threshold 20), against
+// the exact decay of the same fp32 A and x, in units of 2^-24 (1 + |g|): fp32 itself costs 2^-24 |g| once
+// g is rounded (relative error of e^g = absolute error of g), and its three roundings that scale with
+// |g| (the rate -A log2(e), softplus's sum, the product) cost up to 2^-24 |g| each, the final 2^f about 2
+// units; the sweep's worst is 3.7 (the composition softplus, then exp_normal, which the kernel had: 3.3),
+// for A from below Kimi's 1 .. 16 to well above it.
+TEST(DecodeMath, SoftplusDecayWithinFourUnitsOfTheExactDecay) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> draw(-60.0f, 60.0f);
+  for (const float A : {0.25f, 1.0f, 3.0f, 16.0f, 100.0f}) {
+    const float rate = mul(-A, 1.44269502162933349609375f);
+    double worst = 0;
+    float worst_x = 0;
+    for (int i = 0; i < 2 * 491520; ++i) {
+      const float x = i < 491520 ? -60.0f + static_cast<float>(i) / 4096 : draw(rng);
+      const long double sp = x > 20 ? static_cast<long double>(x) : std::log1p(std::exp(static_cast<long double>(x)));
+      const long double g = -static_cast<long double>(A) * sp, exact = std::exp(g);
+      if (exact < 0x1p-125L) continue;  // flushed to 0 below, as exp_normal's e^-87
+      const double units = static_cast<double>(std::fabs((softplus_decay(x, rate) - exact) / exact) /
+                                               (0x1p-24L * (1 - g)));
+      if (units > worst) worst = units, worst_x = x;
+    }
+    EXPECT_LE(worst, 4.0) << "A = " << A << ", x = " << worst_x;
+  }
+}
+
+TEST(DecodeMath, SoftplusDecayEdgeValues) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const float rate = mul(-16.0f, 1.44269502162933349609375f);
+  EXPECT_TRUE(std::isnan(softplus_decay(std::nanf(""), rate)));
+  EXPECT_EQ(softplus_decay(inf, rate), 0.0f);
+  EXPECT_EQ(softplus_decay(-inf, rate), 1.0f);
+  EXPECT_EQ(softplus_decay(-1000.0f, rate), 1.0f);  // e^-|x| clamped at 2^-64: no decay in fp32
+  EXPECT_EQ(softplus_decay(10.0f, rate), 0.0f);     // 2^(-230.9): flushed, as exp_normal flushes
+  EXPECT_GT(softplus_decay(5.0f, rate), 0x1p-125f);  // 2^(-115.6): still normal
+  EXPECT_EQ(softplus_decay(0.0f, -0.0f), 1.0f);      // A = 0: no decay
+  EXPECT_EQ(exp2_normal_range(-125.0f), 0x1p-125f);  // powers of two are exact at both ends
+  EXPECT_EQ(exp2_normal_range(64.0f), 0x1p64f);
+  EXPECT_EQ(log1p_unit(0.0f), 0.0f);
+}
+
 TEST(DecodeMath, EdgeValues) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(exp(0.0f), 1.0f);  // A = exp(A_log = 0) is exactly 1, as without A_log

@@ -69,19 +69,18 @@ KDA_HD float gate_A(const DecodeParams& p, std::int64_t hv) {
   return p.gate_in_kernel && p.A_log.data ? math::exp(access::load(p.A_log, hv * p.A_log.stride[0])) : 1.0f;
 }
 
-// g from the raw gate input: as given, or lb * sigmoid(A x) / -A softplus(x) with x = raw + dt_bias.
-// The mode is a template argument as well, so that the gate kernel decides it once, not per element
-// (a branch per element would split its loop into one region per element).
+// The gate's mode, a template argument of the gates, so that the gate kernel decides it once, not per
+// element (a branch per element would split its loop into one region per element).
 enum class GateMode : std::uint8_t { given, lower_bound, softplus };
 KDA_HD GateMode gate_mode(const DecodeParams& p) {
   return !p.gate_in_kernel ? GateMode::given : p.gate_lower_bound ? GateMode::lower_bound : GateMode::softplus;
 }
+// The gate's per-head factor: A for the lower-bound gate, the rate -A log2(e) of softplus_decay for the
+// softplus gate (unused for a given g).
 template <GateMode M>
-KDA_HD float gate(const DecodeParams& p, float raw, float bias, float A) {
-  if constexpr (M == GateMode::given) return raw;
-  const float x = math::add(raw, bias);
-  if constexpr (M == GateMode::lower_bound) return math::mul(p.lower_bound, math::sigmoid(math::mul(A, x)));
-  return math::mul(-A, math::softplus_from(x, math::exp_normal(x > 20.0f ? 20.0f : x)));
+KDA_HD float gate_factor(const DecodeParams& p, std::int64_t hv) {
+  const float A = gate_A(p, hv);
+  return M == GateMode::softplus ? math::mul(-A, 1.44269502162933349609375f) : A;
 }
 
 // The chunk's tokens in one column (head, channel) of an activation tensor (bf16, fp16 or fp32): token
@@ -137,12 +136,11 @@ KDA_HD void store_token_inputs(const DecodeParams& p, const TokenBits& b, int i,
 }
 
 // The gates, a stage of their own (the gate kernel, at full occupancy): alpha = exp(g) of token i, key
-// channel d, from the raw gate's bits (loaded through the channel's token_column of g) with g from the
-// in-kernel gate (A = gate_A, bias = channel_bias) or as given; 1 past the chunk's length (g = 0: such
-// rows decay nothing). The in-kernel gates are never positive (lower_bound in [-5, 0), A >= 0), so their
-// exponentials (alpha, and softplus's e^x of x <= 20) go through exp_normal: exp's bits wherever
-// alpha >= 1.65e-38, 0 below (a subnormal decay and 0 give the same outputs in fp32); a given g may be
-// positive and keeps exp.
+// channel d, from the raw gate's bits (loaded through the channel's token_column of g), x = raw + dt_bias:
+// as given (exp), the lower-bound gate lb * sigmoid(A x) (through exp_normal: it is never positive, and
+// exp_normal has exp's bits wherever alpha >= 1.65e-38, 0 below, which gives the same outputs in fp32 as
+// a subnormal decay) or the softplus gate's -A softplus(x) as one decay (math::softplus_decay, factor =
+// gate_factor); 1 past the chunk's length (g = 0: such rows decay nothing).
 template <int K>
 KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
   return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
@@ -151,9 +149,17 @@ KDA_HD std::uint32_t gate_bits(const TokenColumn& g, const ChunkEntry& c, int i)
   return g.bits(loadable_token(c, i));
 }
 template <GateMode M>
-KDA_HD float gate_alpha(const DecodeParams& p, float A, float bias, const ChunkEntry& c, int i, std::uint32_t bits) {
-  const float g = gate<M>(p, access::widen_select(p.g.dtype, bits), bias, A);
-  return math::select(i < c.length, M == GateMode::given ? math::exp(g) : math::exp_normal(g), 1.0f);
+KDA_HD float gate_alpha(const DecodeParams& p, float factor, float bias, const ChunkEntry& c, int i,
+                        std::uint32_t bits) {
+  const float raw = access::widen_select(p.g.dtype, bits);
+  float alpha = 0.0f;
+  if constexpr (M == GateMode::given)
+    alpha = math::exp(raw);
+  else if constexpr (M == GateMode::lower_bound)
+    alpha = math::exp_normal(math::mul(p.lower_bound, math::sigmoid(math::mul(factor, math::add(raw, bias)))));
+  else
+    alpha = math::softplus_decay(math::add(raw, bias), factor);
+  return math::select(i < c.length, alpha, 1.0f);
 }
 
 // beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).

@@ -83,6 +83,20 @@ KDA_HD float div_in_range(float y, float d) {
   return y / d;
 #endif
 }
+KDA_HD float abs(float a) {
+#if defined(__CUDA_ARCH__)
+  return fabsf(a);
+#else
+  return std::fabs(a);
+#endif
+}
+KDA_HD float max(float a, float b) {  // NaN gives the other
+#if defined(__CUDA_ARCH__)
+  return fmaxf(a, b);
+#else
+  return std::fmax(a, b);
+#endif
+}
 KDA_HD float rint(float a) {  // to the nearest integer, ties to even
 #if defined(__CUDA_ARCH__)
   return rintf(a);
@@ -230,6 +244,50 @@ KDA_HD float softplus_from(float x, float e) {
   return select(is_nan(x) || x > 20.0f, x, log1p_nonnegative(e));
 }
 KDA_HD float softplus(float x) { return softplus_from(x, exp(x > 20.0f ? 20.0f : x)); }
+
+// The chunked kernel's softplus gate as one decay, alpha = e^g = 2^(rate softplus(x)) with rate =
+// -A log2(e) (one rounding, per head, beside A's own), and softplus(x) = max(x, 0) + log1p(e^-|x|): the
+// log's argument lies in (0, 1], so neither range reduction nor log1p's correction of 1 + y is needed,
+// and no threshold (above x = 16.6 the log's term is under half an ulp of x, as the peers' threshold of 20
+// gives). Its polynomials are minimax fits (scripts/fit-gate-polynomials.py) of 2^f on [-1/2, 1/2] (1.9e-9
+// relative before its coefficients' rounding) and of log1p(y) on [0, 1] (4.7e-9). About 45 instructions an
+// element against 90 for exp, log1p and exp again; decode_math_test holds it within 4 x 2^-24 (1 + |g|) of
+// the exact decay, where fp32's rounding of g alone costs 2^-24 |g|.
+KDA_HD float exp2_fraction(float f) {  // 2^f for |f| <= 1/2
+  float q = 1.534579496e-04f;
+  q = fma(q, f, 1.339993090e-03f);
+  q = fma(q, f, 9.618489072e-03f);
+  q = fma(q, f, 5.550328642e-02f);
+  q = fma(q, f, 2.402264625e-01f);
+  q = fma(q, f, 6.931471825e-01f);
+  return fma(q, f, 1.0f);
+}
+// 2^z for z in [-125, 64]: 2^(z - n) with n = rint(z), scaled by an add to its exponent field (exact:
+// the result is normal).
+KDA_HD float exp2_normal_range(float z) {
+  const float n = rint(z);
+  return bits_to_float(float_to_bits(exp2_fraction(sub(z, n))) + (static_cast<std::uint32_t>(static_cast<int>(n)) << 23));
+}
+KDA_HD float log1p_unit(float y) {  // ln(1 + y) for y in [0, 1], as y + y^2 q(y)
+  float q = -3.243850777e-03f;
+  q = fma(q, y, 1.985067688e-02f);
+  q = fma(q, y, -5.695805699e-02f);
+  q = fma(q, y, 1.060350537e-01f);
+  q = fma(q, y, -1.530550420e-01f);
+  q = fma(q, y, 1.967590898e-01f);
+  q = fma(q, y, -2.495412827e-01f);
+  q = fma(q, y, 3.332996070e-01f);
+  q = fma(q, y, -4.999990165e-01f);
+  return fma(mul(q, y), y, y);
+}
+// e^-|x| as 2^t, t clamped at -64 (a smaller e^-|x| adds nothing to max(x, 0), and its decay rounds to 1);
+// alpha 0 where 2^(rate softplus) is below 2^-125 (as exp_normal's flush); NaN for NaN.
+KDA_HD float softplus_decay(float x, float rate) {
+  const float t = clamp(mul(-abs(x), 1.44269502162933349609375f), -64.0f, 0.0f);
+  const float z = mul(rate, add(max(x, 0.0f), log1p_unit(exp2_normal_range(t))));
+  const bool flushed = z < -125.0f;
+  return select(is_nan(x), x, select(flushed, 0.0f, exp2_normal_range(flushed ? -125.0f : z)));
+}
 
 // fp32 -> bf16 bits, round to nearest even; NaN stays a quiet NaN (as kda::f32_to_bf16).
 KDA_HD std::uint16_t to_bf16_bits(float x) {
