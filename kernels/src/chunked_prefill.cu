@@ -166,7 +166,7 @@ __device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t h
   // length loads the last one instead (a select of the address: gate_alpha selects 1 for such a token
   // whatever its bits, and a load under a condition became a branch around it).
   // Software-pipelined: a group's loads are issued before the previous group's elements are computed,
-  // so that about 90 instructions an element cover their latency (the last pass loads the last token's
+  // so that about 60 instructions an element cover their latency (the last pass loads the last token's
   // address again, unused).
   const std::byte* at = g.at(tid / K);
   const std::byte* const last = g.at(e.length - 1);
