@@ -183,7 +183,7 @@ KDA_HD float exp(float x) {
 // results under 1.65e-38 included), NaN for NaN: exp's bits on [-87, 88], with the scaling by 2^n as
 // an add to p's exponent field (exact: from x >= -87, p 2^n >= 2^-126), 19 instructions rather than
 // exp's 30. For arguments known not to exceed 88, where a flushed subnormal changes nothing (the
-// chunked kernel's gates: alpha = e^g with g <= 0).
+// chunked kernel's lower-bound gate: alpha = e^g with g <= 0).
 KDA_HD float exp_normal(float x) {
   constexpr float kFlush = -87.0f;
   const ExpParts e = exp_parts(x < kFlush ? kFlush : x);
