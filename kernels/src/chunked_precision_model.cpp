@@ -1,5 +1,6 @@
 #include "kda/kernels/chunked_precision_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -62,10 +63,27 @@ void chunk(Matrix& S, const ref::TokenBlock<double>& in, Matrix& o) {
     kg.row(i) = in.k.row(i).array() * decay(C - 1, i);
   }
   // u = T (beta v), w = T (beta k exp(Γ)) with T = (I + Akk)^-1: T and the right-hand sides are fp16
-  // operands of the products.
-  Matrix T = Matrix::Identity(C, C);
-  Akk.triangularView<Eigen::UnitLower>().solveInPlace(T);
-  T = fp16(T);
+  // operands of the products. T by 16-row blocks: the diagonal blocks' inverses rounded to fp16, then
+  // each block below them from fp16 operands, P_IJ = fp16(sum_M fp16(Akk_IM) T_MJ) and
+  // T_IJ = fp16(-(T_II P_IJ)) (the tensor-core levels of stage A's step 6).
+  const Eigen::Index blocks = (C + kSubBlock - 1) / kSubBlock;
+  const auto rows = [&](Eigen::Index b) { return std::min<Eigen::Index>(kSubBlock, C - kSubBlock * b); };
+  const auto block = [&](Matrix& m, Eigen::Index I, Eigen::Index J) {
+    return m.block(kSubBlock * I, kSubBlock * J, rows(I), rows(J));
+  };
+  Matrix T = Matrix::Zero(C, C);
+  const Matrix Akk_h = fp16(Akk);
+  for (Eigen::Index b = 0; b < blocks; ++b) {
+    Matrix D = Matrix::Identity(rows(b), rows(b));
+    Matrix(block(Akk, b, b)).triangularView<Eigen::UnitLower>().solveInPlace(D);
+    block(T, b, b) = fp16(D);
+  }
+  for (Eigen::Index J = 0; J < blocks; ++J)
+    for (Eigen::Index I = J + 1; I < blocks; ++I) {
+      Matrix P = Matrix::Zero(rows(I), rows(J));
+      for (Eigen::Index M = J; M < I; ++M) P += Matrix(Akk_h.block(kSubBlock * I, kSubBlock * M, rows(I), rows(M))) * block(T, M, J);
+      block(T, I, J) = fp16(Matrix(-(block(T, I, I) * fp16(P))));
+    }
   const Matrix u = fp16(Matrix(T * fp16(Matrix(in.beta.asDiagonal() * in.v))));
   const Matrix w = fp16(Matrix(T * fp16(Matrix(in.beta.asDiagonal() * (in.k.array() * eg.array()).matrix()))));
   kg = fp16(kg), Aqk = fp16(Aqk);

@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 // Akk and Aqk share one [64][kAld] tile, the triangles: Akk[i][j] (j < i) at row i, column j, and Aqk
 // transposed, Aqk[i][j] (j <= i) at row j, column i. Every entry of both is computed for every slot, so the
 // tile needs no clearing; the inverse reads only Akk's (strictly lower) entries.
-__device__ __forceinline__ int akk_at(int i, int j) { return i * kAld + j; }
+// (stage_a::akk_at for Akk.)
 __device__ __forceinline__ int aqk_at(int i, int j) { return j * kAld + i; }
 
 template <int K>
@@ -226,14 +226,13 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
                        triangles = beta + kChunk, segments = triangles + kChunk * kAld,
                        tiles = segments + 2 * kSegments * K;
   // For the products with the inverse: the right-hand sides [v | k] in fp16, [64][kRhsLd] halfs, over the q
-  // and k tiles, which are no longer read then (K = 128: the q tile alone); T = (I + Akk)^-1 in fp32
-  // ([64][kAld], stage_a::inverse_at) over the anchored keys' tile and its fp16 rounding ([64][kInverseLd]
-  // halfs) over the quadrants' tile, both free once the off-diagonal blocks are done.
-  // After T's rounding, each product warp's staging rows for its results: kSubBlock x kStageLd halfs for each
+  // and k tiles, which are no longer read then (K = 128: the q tile alone); T = (I + Akk)^-1 in fp16
+  // ([64][kInverseLd] halfs) over the quadrants' tile, free once the off-diagonal blocks are done.
+  // After T, each product warp's staging rows for its results: kSubBlock x kStageLd halfs for each
   // of staged_blocks row blocks (all four where the quadrants' tile has room for them, K = 128).
-  static constexpr int rhs = q, inverse = kb, inverse_h = quad, staging = inverse_h + kChunk * kInverseLd / 2;
+  static constexpr int rhs = q, inverse_h = quad, staging = inverse_h + kChunk * kInverseLd / 2;
   static constexpr int staged_blocks = K == 128 ? kSegments : 1;
-  static_assert(kChunk * kRhsLd / 2 <= 2 * kChunk * LD && kChunk * kAld <= kAnchoredRows * LD &&
+  static_assert(kChunk * kRhsLd / 2 <= 2 * kChunk * LD &&
                 staging + kSolveThreads / kWarp * staged_blocks * kSubBlock * kStageLd / 2 <= quad + kSegments * kQuadrantRows * LD);
   static constexpr int total = tiles;
   static constexpr std::size_t bytes = sizeof(float) * total;
@@ -293,61 +292,88 @@ struct RawValues {
   }
 };
 
-// One step of T's blocks below the diagonal (step 6), on the first kSolveThreads threads: its tasks are
-// blocks of terms(I, J, M) (block M's terms of P_IJ's chains, begun from 0 when M = J, else from the sums
-// stored at P_IJ's place, and stored back there) or of block(I, J) (T_IJ = -(T_II P_IJ), and its fp16
-// rounding). A task takes one warp whose threads keep 2 x 4 entries each (rows i, i + 8, columns j .. j + 3)
-// when the step has more than four tasks, else two warps of 1 x 4 (rows i, columns j .. j + 3): each row's
-// and column's values loaded once for all of a thread's entries (two entries a thread, 128 threads a task,
-// issued 20 shared-memory loads for 32 fma, and the levels waited on the shared-memory queue). Closed by the
-// solvers' named barrier.
-__host__ __device__ constexpr int terms(int I, int J, int M) { return (I * kSegments + J) * kSegments + M; }
-__host__ __device__ constexpr int block(int I, int J) { return kSegments * kSegments * kSegments + I * kSegments + J; }
-template <int... Tasks>
-__device__ __forceinline__ void inverse_step(const float* akk, float* t, std::uint16_t* t_h) {
-  constexpr int kTasks[] = {Tasks...}, n = sizeof...(Tasks);
-  constexpr int kSolveWarps = kSolveThreads / kWarp, R = 2 * n > kSolveWarps ? 2 : 1, C = 4;
-  constexpr int kWarpsPerTask = 2 / R, kBlockCode = kSegments * kSegments * kSegments;
-  static_assert(n * kWarpsPerTask <= kSolveWarps && kWarpsPerTask * kWarp * R * C == kSubBlock * kSubBlock);
-  const int warp = fresh_thread_index() / kWarp, lane = static_cast<int>(threadIdx.x) % kWarp;
-  const int task = warp / kWarpsPerTask;
-  if (task < n) {  // warp-uniform
-    int code = kTasks[0];  // selected, not indexed: a run-time index put the array on the stack
+// The sums of R rows whose groups of four channels (stage_a::group_square_sum) lie in G consecutive lanes,
+// lane % G holding group lane % G of each row, added as stage_a::square_sum adds them: level n = G / 2 .. 1
+// adds lane l ^ n's partial to lane l's. While a lane holds partials of more than one row, each level also
+// halves them, the lane with bit n clear keeping the first half (a transposing butterfly: R / 2 shuffles at
+// the first level rather than R). Returns the sum of row lane % G / (G / R) of the lane's rows; row r's sum
+// is then at lane row_lane(lane, r).
+template <int G, int C, int R>
+__device__ __forceinline__ void row_sums_from(float (&v)[R], int lane) {
+  constexpr int n = G * C / (2 * R) > 0 ? G * C / (2 * R) : 1;  // this level's lane distance
+  if constexpr (C > 1) {
+    const bool upper = lane & n;
 #pragma unroll
-    for (int k = 1; k < n; ++k) code = task == k ? kTasks[k] : code;
-    const int i = lane / 4 + (R == 1 ? kHalfBlock * (warp % 2) : 0), j = C * (lane % 4);
-    const bool is_block = code >= kBlockCode;
-    const int I = is_block ? (code - kBlockCode) / kSegments : code / (kSegments * kSegments);
-    const int J = is_block ? (code - kBlockCode) % kSegments : code / kSegments % kSegments, M = code % kSegments;
-    float x[R][C];
-    if (is_block) {
-      inverse_block(t, I, J, i, j, x);
-    } else {
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        if (M != J) {
-          load_columns(t + partial_at(I, J, i + kHalfBlock * r, j), x[r]);
-        } else {
-#pragma unroll
-          for (int c = 0; c < C; ++c) x[r][c] = 0.0f;
-        }
-      }
-      inverse_partial_terms(akk, t, I, J, M, i, j, x);
+    for (int i = 0; i < C / 2; ++i) {
+      const float sent = upper ? v[i] : v[i + C / 2], kept = upper ? v[i + C / 2] : v[i];
+      v[i] = math::add(kept, __shfl_xor_sync(kFullMask, sent, n));
     }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const float4 v = make_float4(x[r][0], x[r][1], x[r][2], x[r][3]);
-      if (is_block) {
-        const int row = kSubBlock * I + i + kHalfBlock * r, column = kSubBlock * J + j;
-        *reinterpret_cast<float4*>(t + inverse_at(row, column)) = v;
-        *reinterpret_cast<uint2*>(t_h + row * kInverseLd + column) =
-            make_uint2(access::half_pair(false, v.x, v.y), access::half_pair(false, v.z, v.w));
-      } else {
-        *reinterpret_cast<float4*>(t + partial_at(I, J, i + kHalfBlock * r, j)) = v;
-      }
-    }
+    row_sums_from<G, C / 2>(v, lane);
   }
-  named_sync(1, kSolveThreads);
+}
+template <int G, int R>
+__device__ __forceinline__ float row_sums(float (&v)[R], int lane) {
+  static_assert(R <= G && G <= kWarp);
+  row_sums_from<G, R>(v, lane);  // the levels that halve the partials, n = G / 2 .. G / R
+#pragma unroll
+  for (int n = G / R / 2; n >= 1; n /= 2) v[0] = math::add(v[0], __shfl_xor_sync(kFullMask, v[0], n));
+  return v[0];
+}
+template <int G, int R>
+__device__ __forceinline__ int row_lane(int lane, int r) { return lane / G * G + r * (G / R); }
+
+// x times factor, stored as four floats (16-byte aligned).
+__device__ __forceinline__ void store_scaled(const float (&x)[4], float factor, float* to) {
+  *reinterpret_cast<float4*>(to) =
+      make_float4(math::mul(x[0], factor), math::mul(x[1], factor), math::mul(x[2], factor), math::mul(x[3], factor));
+}
+
+// T's blocks below the diagonal on tensor cores (step 6), after the diagonal blocks' fp16 inverses: solver
+// warp J < 3 takes column block J, both 8-column tiles side by side, and for I = J + 1 .. 3 forms
+// P_IJ = sum_{M = J}^{I - 1} Akk_IM T_MJ (fp16 operands: Akk rounded from its fp32 tile as its fragments are
+// loaded, T_MJ from T's tile; k-steps in ascending M), rounds it to fp16 into T_IJ's place, then
+// T_IJ = -(T_II P_IJ) over it (simulate_inverse is the same sequence). A column block of T depends on no
+// other, so no warp waits for another: __syncwarp orders the warp's own stores and loads. (Until stop 29
+// these were fp32 fma chains on eight warps in six barrier-separated steps.)
+__device__ __forceinline__ void inverse_levels(const float* akk, __half* t_h, int lane) {
+  const int J = fresh_thread_index() / kWarp, g = lane / 4, tq = lane % 4;
+  if (J >= kSegments - 1) return;
+  // Rows r0 + g, r0 + g + 8, columns c0 .. c0 + 15 of acc as fp16 pairs (the C fragments' layout), negated
+  // or not.
+  const auto store_block = [&](int r0, int c0, const float (&acc)[2][4], bool negate) {
+    const auto value = [&](float v) { return negate ? -v : v; };
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int x = 0; x < 2; ++x)
+        *reinterpret_cast<std::uint32_t*>(t_h + (r0 + g + 8 * x) * kInverseLd + c0 + 8 * nt + 2 * tq) =
+            f16_pair(value(acc[nt][2 * x]), value(acc[nt][2 * x + 1]));
+  };
+#pragma unroll 1
+  for (int I = J + 1; I < kSegments; ++I) {
+    float p[2][4] = {};
+#pragma unroll 1
+    for (int M = J; M < I; ++M) {
+      // Akk_IM's A fragment: a0 (g, 2tq..+1), a1 (g + 8, ..), a2 (g, 2tq + 8..+9), a3 (g + 8, ..).
+      const float* rows = akk + akk_at(kSubBlock * I + g, kSubBlock * M + 2 * tq);
+      std::uint32_t a[4];
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const float2 v = *reinterpret_cast<const float2*>(rows + (x % 2) * kHalfBlock * kAld + (x / 2) * kHalfBlock);
+        a[x] = f16_pair(v.x, v.y);
+      }
+      times_k_rows(a, t_h, kInverseLd, kSubBlock * M, kSubBlock * J, lane, p);
+    }
+    store_block(kSubBlock * I, kSubBlock * J, p, false);
+    __syncwarp();
+    std::uint32_t a[4];
+    a_fragment(a, t_h, kInverseLd, kSubBlock * I, kSubBlock * I, lane);
+    float x[2][4] = {};
+    times_k_rows(a, t_h, kInverseLd, kSubBlock * I, kSubBlock * J, lane, x);
+    __syncwarp();  // every lane has read P_IJ before T_IJ overwrites it
+    store_block(kSubBlock * I, kSubBlock * J, x, true);
+    __syncwarp();
+  }
 }
 
 template <int K>
@@ -417,20 +443,45 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       const ChunkEntry e = P.chunks[slot / p.HV];
       if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1)] = clock64();
 
-      // Inputs: the loaders' q and k (issued under the previous slot's inverse, or in the first pass) widened
-      // into their tiles, or, not packed, loaded and widened by all threads; alpha's copy waited for; beta
-      // per token.
+      // Inputs: the loaders' q and k (issued under the previous slot's inverse, or in the first pass) widened,
+      // l2-normalised (or scaled) and stored into their tiles, or, not packed, loaded and widened by all
+      // threads (and normalised in the next phase); alpha's copy waited for; beta per token.
       if (packed && loader) {
-        const auto widen4 = [&](DType dtype, uint2 bits, float* to) {
-          *reinterpret_cast<float4*>(to) =
-              make_float4(access::widen_select(dtype, bits.x & 0xffffu), access::widen_select(dtype, bits.x >> 16),
-                          access::widen_select(dtype, bits.y & 0xffffu), access::widen_select(dtype, bits.y >> 16));
+        // A loader warp holds whole rows, four channels a lane (lane % G the group of stage_a::square_sum):
+        // the rows' sums of squares meet in row_sums and each lane's factor goes to the lanes of its row.
+        // (Until stop 29 a phase of its own read the tiles back, a fifth of it shared-memory wavefronts.)
+        constexpr int G = K / 4, R = 2 * kLoaderTokens<K>;
+        // The lane and the addresses from a fresh read of the thread index: the shuffles' source lanes are
+        // slot-invariant, and hoisted out of the slot loop they were spilled (520 bytes of stack).
+        const int me = fresh_thread_index(), l = me % kWarp, at0 = (me - kSolveThreads) / G * LD + 4 * (me % G);
+        const auto widen4 = [&](DType dtype, uint2 bits, float (&x)[4]) {
+          x[0] = access::widen_select(dtype, bits.x & 0xffffu), x[1] = access::widen_select(dtype, bits.x >> 16);
+          x[2] = access::widen_select(dtype, bits.y & 0xffffu), x[3] = access::widen_select(dtype, bits.y >> 16);
         };
+        float sums[R];
 #pragma unroll
         for (int n = 0; n < kLoaderTokens<K>; ++n) {
-          const int at = (lt / (K / 4) + n * kLoaderStride<K>) * LD + 4 * (lt % (K / 4));
-          widen4(p.q.dtype, q_bits[n], t.q + at);
-          widen4(p.k.dtype, k_bits[n], t.k + at);
+          float x[4];
+          widen4(p.q.dtype, q_bits[n], x);
+          sums[n] = group_square_sum(x);
+          widen4(p.k.dtype, k_bits[n], x);
+          sums[kLoaderTokens<K> + n] = group_square_sum(x);
+        }
+        const float factor =
+            norm_factor(row_sums<G>(sums, l), l % G / (G / R) < kLoaderTokens<K> ? p.scale : 1.0f, p.l2norm);
+#pragma unroll
+        for (int n = 0; n < kLoaderTokens<K>; ++n) {
+          const int at = at0 + n * kLoaderStride<K> * LD;
+          const float fq = __shfl_sync(kFullMask, factor, row_lane<G, R>(l, n));
+          const float fk = __shfl_sync(kFullMask, factor, row_lane<G, R>(l, kLoaderTokens<K> + n));
+          // Widened again rather than kept: the bits take half the registers of the values (kept, the
+          // compiler spilled them). The empty asm hides that they are the bits widened above.
+          asm volatile("" : "+r"(q_bits[n].x), "+r"(q_bits[n].y), "+r"(k_bits[n].x), "+r"(k_bits[n].y));
+          float x[4];
+          widen4(p.q.dtype, q_bits[n], x);
+          store_scaled(x, fq, t.q + at);
+          widen4(p.k.dtype, k_bits[n], x);
+          store_scaled(x, fk, t.k + at);
         }
       } else if (!packed) {
         const TokenInputs columns = token_inputs(p, e, key_head(p, hv), tid % K);
@@ -442,17 +493,24 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       cp_async_wait_all();
       end_phase(1);
 
-      // l2norm (or scale) of q and k: four consecutive lanes per row, their quarters' sums of squares
-      // meeting through two shuffles as (s0 + s1) + (s2 + s3); q's 64 rows, then k's.
-      static_assert(kPrepareThreads % (4 * kChunk) == 0);
+      // Not packed: l2norm (or scale) of q and k from their tiles, as the loaders do it: a warp per eight rows
+      // (q's 64, then k's), G lanes a row, four channels a lane.
+      if (!packed) {
+        constexpr int G = K / 4, kRowsAtOnce = kWarp / G, R = 8 / kRowsAtOnce;
+        static_assert(kPrepareThreads / kWarp * 8 == 2 * kChunk);
+        const int me = fresh_thread_index(), w = me / kWarp, l = me % kWarp;  // (as the loaders', above)
+        const bool is_q = w < kPrepareThreads / kWarp / 2;
+        float* const rows = (is_q ? t.q : t.k) + (8 * w + l / G) % kChunk * LD + 4 * (l % G);
+        float x[R][4], sums[R];
 #pragma unroll
-      for (int at = tid; at < 2 * 4 * kChunk; at += kPrepareThreads) {
-        const int pass = at / (4 * kChunk), qq = at % 4;
-        float* x = (pass == 0 ? t.q : t.k) + (at % (4 * kChunk) / 4) * LD;
-        float sum = square_sum<K>(x, qq);
-        sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 1));
-        sum = math::add(sum, __shfl_xor_sync(kFullMask, sum, 2));
-        scale_quarter<K>(x, qq, norm_factor(sum, pass == 0 ? p.scale : 1.0f, p.l2norm));
+        for (int m = 0; m < R; ++m) {
+          load4(rows + kRowsAtOnce * m * LD, x[m]);
+          sums[m] = group_square_sum(x[m]);
+        }
+        const float factor = norm_factor(row_sums<G>(sums, l), is_q ? p.scale : 1.0f, p.l2norm);
+#pragma unroll
+        for (int m = 0; m < R; ++m)
+          store_scaled(x[m], __shfl_sync(kFullMask, factor, row_lane<G, R>(l, m)), rows + kRowsAtOnce * m * LD);
       }
       end_phase(2);
 
@@ -597,10 +655,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the first 64 threads invert the
       // diagonal blocks, a column each, while all stage Aqk (zero above the diagonal) to the workspace and
       // the right-hand sides [v | k] rounded to fp16 into rhs[i][col] (v widened and scaled, beta k exp(Γ)
-      // from its tile); then the first eight warps take T's other blocks in six steps (inverse_step) and
-      // the products on tensor cores, while the loaders issue the next slot's loads.
+      // from its tile); then three warps take T's other blocks (inverse_levels) and the first eight the
+      // products, both on tensor cores, while the loaders issue the next slot's loads.
       auto* const rhs = reinterpret_cast<std::uint16_t*>(shared + L::rhs);
-      float* const inverse = shared + L::inverse;
       auto* const inverse_h = reinterpret_cast<std::uint16_t*>(shared + L::inverse_h);
       // The diagonal inverses first: their chains are this phase's longest.
       if (tid < kSegments * kSubBlock) {
@@ -610,7 +667,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll
         for (int r = 0; r < kSubBlock; ++r) {
           const int i = kSubBlock * b + r, j = kSubBlock * b + c;
-          inverse[inverse_at(i, j)] = x[r], inverse_h[i * kInverseLd + j] = access::f32_to_f16(x[r]);
+          inverse_h[i * kInverseLd + j] = access::f32_to_f16(x[r]);
         }
       }
       static_assert(kPrepareThreads % kChunk == 0);
@@ -646,18 +703,10 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       end_phase(6);
       static_assert(kMaxValue + kMaxValue <= kSolveColumns && kSolveColumns == kWarp * (kSolveThreads / kWarp));
       if (tid < kSolveThreads) {
-        // T's blocks below the diagonal in six steps, each closed by the first eight warps' named barrier. A
-        // chain of P_IJ starts as soon as its first block T_JJ is known and goes on a block at a time
-        // (stage_a::inverse_partial_terms: the same chains, so the same bits as level by level), so that no
-        // step runs a chain longer than 16 fma: the levels' P_20, P_31 (32) and P_30 (48) were single chains
-        // of latency on half of the threads or fewer.
-        inverse_step<terms(1, 0, 0), terms(2, 1, 1), terms(3, 2, 2), terms(2, 0, 0), terms(3, 1, 1), terms(3, 0, 0)>(
-            triangles, inverse, inverse_h);
-        inverse_step<block(1, 0), block(2, 1), block(3, 2)>(triangles, inverse, inverse_h);
-        inverse_step<terms(2, 0, 1), terms(3, 1, 2), terms(3, 0, 1)>(triangles, inverse, inverse_h);
-        inverse_step<block(2, 0), block(3, 1)>(triangles, inverse, inverse_h);
-        inverse_step<terms(3, 0, 2)>(triangles, inverse, inverse_h);
-        inverse_step<block(3, 0)>(triangles, inverse, inverse_h);
+        // T's blocks below the diagonal on tensor cores (inverse_levels, warps 0 .. 2), closed by the first
+        // eight warps' named barrier.
+        inverse_levels(triangles, reinterpret_cast<__half*>(inverse_h), lane);
+        named_sync(1, kSolveThreads);
         // The levels' end, as warp 0 leaves their last barrier (the loaders are not in it).
         if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1) + 7] = clock64();
         // [u | w] = T [beta v | beta k exp(Γ)] from their fp16 roundings, fp32 accumulation: warp w takes

@@ -65,11 +65,8 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
   for (float* row : {q.data(), k.data()})
     for (int i = 0; i < kChunk; ++i) {
       float* x = row + i * LD;
-      float sums[4];
-      for (int qq = 0; qq < 4; ++qq) sums[qq] = square_sum<K>(x, qq);
-      const float sum = math::add(math::add(sums[0], sums[1]), math::add(sums[2], sums[3]));
-      const float factor = norm_factor(sum, row == q.data() ? p.scale : 1.0f, p.l2norm);
-      for (int qq = 0; qq < 4; ++qq) scale_quarter<K>(x, qq, factor);
+      const float factor = norm_factor(square_sum<K>(x), row == q.data() ? p.scale : 1.0f, p.l2norm);
+      for (int d = 0; d < K; ++d) x[d] = math::mul(x[d], factor);
     }
 
   // Diagonal sub-blocks' 8 x 8 triangles (columns of the row's half), element-wise: the parts' partial sums
@@ -118,15 +115,13 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
         akk[I * kAld + J] = math::mul(beta[I], mma_sum(Operand::tf32, K, 0.0f, [&](int d) { return k[I * LD + d]; }, key));
       }
 
-  // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1 by blocks (stage_a::inverse), both
+  // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1 by blocks in fp16 (simulate_inverse), both
   // products on tensor cores from fp16 roundings of T and of the right-hand sides; row block rb runs the
   // k-steps of the columns j < 16 (rb + 1), as the kernel's warps do (T is zero above them).
-  std::vector<float> inverse(kChunk * kAld, 0.0f);
-  stage_a::inverse(akk.data(), inverse.data());
   const int V = static_cast<int>(p.V), columns = V + K;
-  std::vector<float> inverse_h(kChunk * kChunk), rhs(kChunk * columns);
+  std::vector<float> inverse_h(kChunk * kChunk), partials(kChunk * kChunk), rhs(kChunk * columns);
+  simulate_inverse(akk.data(), inverse_h.data(), partials.data());
   for (int i = 0; i < kChunk; ++i) {
-    for (int j = 0; j < kChunk; ++j) inverse_h[i * kChunk + j] = f16_to_f32(access::f32_to_f16(inverse[inverse_at(i, j)]));
     for (int col = 0; col < columns; ++col) {
       const float x = col < V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
                               : alpha[i * LD + (col - V)];
@@ -220,6 +215,34 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv) {
 }
 
 }  // namespace
+
+void simulate_inverse(const float* akk, float* t, float* p) {
+  const auto half = [](float x) { return f16_to_f32(access::f32_to_f16(x)); };
+  for (int i = 0; i < kChunk * kChunk; ++i) t[i] = p[i] = 0.0f;
+  for (int b = 0; b < kSegments; ++b)
+    for (int c = 0; c < kSubBlock; ++c) {
+      float x[kSubBlock];
+      inverse_diagonal_column(akk, b, c, x);
+      for (int r = 0; r < kSubBlock; ++r) t[(kSubBlock * b + r) * kChunk + kSubBlock * b + c] = half(x[r]);
+    }
+  // Column block J's blocks in ascending I (P_IJ needs the T_MJ above it), P's k-steps in ascending M; P_IJ
+  // whole before T_IJ = -(T_II P_IJ).
+  const auto at = [](int I, int J, int i, int j) { return (kSubBlock * I + i) * kChunk + kSubBlock * J + j; };
+  for (int J = 0; J < kSegments; ++J)
+    for (int I = J + 1; I < kSegments; ++I) {
+      for (int i = 0; i < kSubBlock; ++i)
+        for (int j = 0; j < kSubBlock; ++j)
+          p[at(I, J, i, j)] = half(mma_sum(
+              Operand::f16, kSubBlock * (I - J), 0.0f,
+              [&](int s) { return half(akk[akk_at(kSubBlock * I + i, kSubBlock * J + s)]); },
+              [&](int s) { return t[at(J, J, s, j)]; }));  // T_MJ: rows 16 J + s, s < 16 (I - J)
+      for (int i = 0; i < kSubBlock; ++i)
+        for (int j = 0; j < kSubBlock; ++j)
+          t[at(I, J, i, j)] = half(-mma_sum(
+              Operand::f16, kSubBlock, 0.0f, [&](int s) { return t[at(I, I, i, s)]; },
+              [&](int s) { return p[at(I, J, s, j)]; }));
+    }
+}
 
 void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::int64_t hv) {
   if (params.call.K == 64)

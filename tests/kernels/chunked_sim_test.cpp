@@ -119,55 +119,70 @@ TEST(ChunkedSim, PaddingRowWritesZeroChunkStates) {
     for (std::int64_t v = 0; v < p.V; ++v) ASSERT_EQ(p.o.at({0, t, 0, v}), 0.0) << "token " << t;
 }
 
-// The blocked inverse T = (I + Akk)^-1 (stage_a::inverse, the kernel's element chains) within the bound its
-// fp32 roundings allow, checked on the residual R = (I + Akk) T - I (computed in fp64 from the fp32
-// values: the products exact, the sums' error ~1e-16, far below the bound). With gamma_n = n u / (1 - n u),
-// u = 2^-24, and the standard bound for a sum of n products by an fma chain (|fl - exact| <= gamma_n times
-// the sum of the products' magnitudes):
-//   diagonal block b, a column by forward substitution: |R_bb| <= gamma_16 |Akk_bb| |T_bb|;
-//   block (I, J) below it, P = fl(sum_M Akk_IM T_MJ) with 16 (I - J) terms and T_IJ = -fl(T_II P), so that
-//   R_IJ = -((I + Akk_II) T_II - I) P - (I + Akk_II) E2 - E1:
-//   |R_IJ| <= gamma_16 |Akk_II| |T_II| |P| + gamma_16 |I + Akk_II| |T_II| |P| + gamma_48 sum_M |Akk_IM| |T_MJ|,
-// with the computed P as the tile holds it (stage_a::partial_at). A wrong index, sign or order of levels
-// leaves residuals of the size of T's entries, orders of magnitude outside. Random strictly lower
+// The blocked inverse T = (I + Akk)^-1 as the kernel forms it (simulate_inverse: fp16 blocks, the levels on
+// tensor cores) within the bound its roundings allow, checked on the residual R = (I + A) T - I computed in
+// fp64 from the returned values (A = Akk as given in fp32; the products exact, the sums' error ~1e-16, far
+// below the bound). With u = 2^-11 and eta = 2^-25 (fp16's unit roundoff and half its subnormal spacing:
+// |fp16(y) - y| <= u |y| + eta), gamma_16 = 16 2^-24 / (1 - 16 2^-24) (an fp32 fma chain of 16 terms) and
+// e = 2^-19 (a chain of at most three mma k-steps: each term truncated at the largest term's exponent to
+// 25 fractional bits, 17 terms a step, then the step rounded toward zero to fp32; under 2^-20 of the sum
+// of the products' magnitudes, tensor_core_model.hpp):
+//   diagonal block, T_II = fp16(x) from fp32 forward substitution:
+//     |R_II| <= gamma_16 |A_II| |x| + |I + A_II| (u |x| + eta), |x| <= (|T_II| + eta) / (1 - u);
+//   block (I, J) below it, P = fp16(mma(fp16(A_IM), T_MJ)) and T_IJ = fp16(-mma(T_II, P)), so that
+//   R_IJ = -sum_M (fp16(A_IM) - A_IM) T_MJ - (P's mma and rounding errors) - R_II P + (I + A_II)(T_IJ's):
+//     |R_IJ| <= sum_M (u |A_IM| + eta) |T_MJ| + e sum_M |fp16(A_IM)| |T_MJ| + u |X| + eta + |R_II| |P|
+//               + |I + A_II| (u (1 + u) |T_IJ| + eta + e |T_II| |P|),   |X| <= (|P| + eta) / (1 - u),
+// with the computed P and R_II (the diagonal blocks' own residual, computed). A wrong index, sign or order
+// of blocks leaves residuals of the size of T's entries, orders of magnitude outside. Random strictly lower
 // triangles with entries of both signs, at the scale of Akk for unit keys and beta in (0, 2).
 TEST(ChunkedSim, BlockedInverseWithinItsRoundingBound) {
-  using stage_a::inverse_at;
-  using stage_a::partial_at;
-  constexpr int B = kSubBlock;
-  const auto gamma = [](int n) { return n * 0x1p-24 / (1 - n * 0x1p-24); };
+  constexpr int B = kSubBlock, N = kChunk;
+  constexpr double u = 0x1p-11, eta = 0x1p-25, e = 0x1p-19, gamma16 = 16 * 0x1p-24 / (1 - 16 * 0x1p-24);
   std::mt19937_64 rng(17);
   std::normal_distribution<float> normal(0.0f, 0.2f);
   double worst = 0;  // the largest residual as a fraction of its bound
   for (int trial = 0; trial < 20; ++trial) {
-    std::vector<float> akk(kChunk * stage_a::kAld, 0.0f), t(kChunk * stage_a::kAld, 0.0f);
-    for (int i = 0; i < kChunk; ++i)
-      for (int j = 0; j < i; ++j) akk[inverse_at(i, j)] = normal(rng);
-    stage_a::inverse(akk.data(), t.data());
-    const auto A = [&](int i, int j) { return i == j ? 1.0 : j < i ? double(akk[inverse_at(i, j)]) : 0.0; };
-    const auto T = [&](int i, int j) { return i / B < j / B || (i / B == j / B && i < j) ? 0.0 : double(t[inverse_at(i, j)]); };
-    for (int i = 0; i < kChunk; ++i)
+    std::vector<float> akk(N * stage_a::kAld, 0.0f), t(N * N), partials(N * N);
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < i; ++j) akk[stage_a::akk_at(i, j)] = normal(rng);
+    simulate_inverse(akk.data(), t.data(), partials.data());
+    const auto A = [&](int i, int j) { return i == j ? 1.0 : j < i ? double(akk[stage_a::akk_at(i, j)]) : 0.0; };
+    const auto A_h = [&](int i, int j) { return double(access::f16_to_f32(access::f32_to_f16(float(A(i, j))))); };
+    const auto T = [&](int i, int j) { return double(t[i * N + j]); };
+    const auto P = [&](int i, int j) { return double(partials[i * N + j]); };
+    // R_II, every diagonal block's residual (rows and columns of one block).
+    std::vector<double> R(N * N, 0.0);
+    for (int i = 0; i < N; ++i)
+      for (int j = i / B * B; j <= i; ++j) {
+        double r = i == j ? -1.0 : 0.0;
+        for (int m = j; m <= i; ++m) r += A(i, m) * T(m, j);
+        R[i * N + j] = r;
+      }
+    for (int i = 0; i < N; ++i)
       for (int j = 0; j <= i; ++j) {
+        const int I = i / B, J = j / B, first = B * I;
         double residual = i == j ? -1.0 : 0.0;
         for (int m = j; m <= i; ++m) residual += A(i, m) * T(m, j);
-        const int I = i / B, J = j / B;
         double bound = 0;
         if (I == J) {
-          for (int m = j; m < i; ++m) bound += std::abs(A(i, m) * T(m, j));
-          bound *= gamma(B);
-        } else {
-          const auto P = [&](int m, int jj) { return double(t[partial_at(I, J, m, jj)]); };
-          double chain = 0;
-          for (int m = B * J; m < B * I; ++m) chain += std::abs(A(i, m) * T(m, j));
-          for (int m = B * I; m <= i; ++m) {  // (|Akk_II| + |I + Akk_II|) |T_II| |P|, row i, column j
-            double tp = 0;
-            for (int n = B * I; n <= m; ++n) tp += std::abs(T(m, n) * P(n - B * I, j - B * J));
-            bound += (m == i ? 1.0 : 2 * std::abs(A(i, m))) * tp;  // Akk_II's diagonal is 0
+          for (int m = j; m <= i; ++m) {
+            const double x = (std::abs(T(m, j)) + eta) / (1 - u);
+            bound += (m < i ? gamma16 * std::abs(A(i, m)) * x : 0.0) + std::abs(A(i, m)) * (u * x + eta);
           }
-          bound = gamma(B) * bound + gamma(B * (I - J)) * chain;
+        } else {
+          for (int m = B * J; m < first; ++m)
+            bound += (u * std::abs(A(i, m)) + eta + e * std::abs(A_h(i, m))) * std::abs(T(m, j));
+          bound += u * (std::abs(P(i, j)) + eta) / (1 - u) + eta;
+          for (int m = first; m <= i; ++m) bound += std::abs(R[i * N + m]) * std::abs(P(m, j));
+          for (int m = first; m <= i; ++m) {  // |I + A_II| (u (1 + u) |T_IJ| + eta + e |T_II| |P|), row i
+            double tp = 0;
+            for (int n = first; n <= m; ++n) tp += std::abs(T(m, n)) * std::abs(P(n, j));
+            bound += std::abs(A(i, m)) * (u * (1 + u) * std::abs(T(m, j)) + eta + e * tp);
+          }
         }
         ASSERT_LE(std::abs(residual), bound) << "trial " << trial << ", T[" << i << "][" << j << "]";
-        if (bound > 0) worst = std::max(worst, std::abs(residual) / bound);
+        worst = std::max(worst, std::abs(residual) / bound);
       }
   }
   std::cout << "largest residual / its bound: " << worst << "\n";

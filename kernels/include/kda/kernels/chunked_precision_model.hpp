@@ -4,9 +4,11 @@
 // values the kernel stores or feeds to tensor cores at 11 significant bits and computes everything else
 // in fp64:
 //   fp16: qg = q exp(Γ), kg = k exp(Γlast - Γ), w, u, Aqk (the intermediates stage A stores), the
-//         inverse T = (I + Akk)^-1 and the right-hand sides beta v, beta k exp(Γ) (stage A's fp16
-//         operands of u = T beta v, w = T beta k exp(Γ)), the state S and v_new where they enter a
-//         product (stage B's fp16 tensor-core operands);
+//         inverse T = (I + Akk)^-1 by 16-row blocks (the diagonal blocks' inverses; below them Akk,
+//         P_IJ = sum_M Akk_IM T_MJ and T_IJ = -(T_II P_IJ), the operands and results of its tensor-core
+//         levels) and the right-hand sides beta v, beta k exp(Γ) (stage A's fp16 operands of
+//         u = T beta v, w = T beta k exp(Γ)), the state S and v_new where they enter a product (stage
+//         B's fp16 tensor-core operands);
 //   tf32 (truncated, as the tensor core reads an fp32 register): the anchored operands q_i exp(Γi - Γr),
 //         k_i exp(Γi - Γr) and k_j exp(Γr - Γj) of the off-diagonal sub-blocks (r: the row's sub-block)
 //         and of the diagonal sub-blocks' quadrants (r: the row's 8-row half).

@@ -18,6 +18,13 @@ void simulate_chunk_prepare(const ChunkedParams& params, std::int64_t c, std::in
 // Stage B for sequence n, value head hv: o, chunk-start states and the final state.
 void simulate_chunk_scan(const ChunkedParams& params, std::int64_t n, std::int64_t hv);
 
+// Stage A's T = (I + Akk)^-1 of one chunk as the kernel forms it (step 6): from Akk's strictly lower entries
+// (akk[stage_a::akk_at(i, j)]), t[64 i + j] gets T's fp16 rounding (the diagonal blocks' fp32 inverses
+// rounded, the blocks below them T_IJ = fp16(-(T_II P_IJ)), zero above the block diagonal) and p[64 i + j],
+// below the block diagonal, the fp16 P_IJ = sum_{M = J}^{I - 1} fp16(Akk_IM) T_MJ they came from (both
+// products through the tensor-core model).
+void simulate_inverse(const float* akk, float* t, float* p);
+
 // Both stages over the whole problem, into its own output tensors; the workspace is allocated here.
 void simulate_chunked_prefill(Problem& problem);
 

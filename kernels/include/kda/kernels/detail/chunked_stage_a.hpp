@@ -180,22 +180,26 @@ KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, i
   return i < c.length ? rhs : 0.0f;
 }
 
-// l2norm (or the scale alone) of one row x in four quarters, channels d = qq + 4m of quarter qq: each
-// quarter's sum of squares is an fma chain in m order (square_sum); the four add as (s0 + s1) + (s2 + s3);
-// norm_factor = (1 / sqrt(sum + 1e-6)) * scale with l2norm, else scale; every channel is then multiplied
-// by it (scale_quarter).
-template <int K>
-KDA_HD float square_sum(const float* x, int qq) {
+// l2norm (or the scale alone) of one row x: its K / 4 groups of four consecutive channels each an fma chain
+// of squares (group_square_sum), the groups then added as a tree whose level n adds group l + n to group l
+// (n = K / 8, ..., 1): the butterfly of a warp whose lane l holds group l (the kernel's loaders hold whole
+// rows so, four channels a lane: the sum needs no pass over the tiles); norm_factor = (1 / sqrt(sum + 1e-6))
+// * scale with l2norm, else scale; every channel is then multiplied by it.
+KDA_HD float group_square_sum(const float (&x)[4]) {
   float sum = 0.0f;
-  for (int m = 0; m < K / 4; ++m) sum = math::fma(x[qq + 4 * m], x[qq + 4 * m], sum);
+  for (int c = 0; c < 4; ++c) sum = math::fma(x[c], x[c], sum);
   return sum;
+}
+template <int K>
+KDA_HD float square_sum(const float* x) {
+  float level[K / 4];
+  for (int l = 0; l < K / 4; ++l) level[l] = group_square_sum({x[4 * l], x[4 * l + 1], x[4 * l + 2], x[4 * l + 3]});
+  for (int n = K / 8; n >= 1; n /= 2)
+    for (int l = 0; l < n; ++l) level[l] = math::add(level[l], level[l + n]);
+  return level[0];
 }
 KDA_HD float norm_factor(float sum, float scale, bool l2norm) {
   return l2norm ? math::mul(math::div(1.0f, math::sqrt(math::add(sum, 1e-6f))), scale) : scale;
-}
-template <int K>
-KDA_HD void scale_quarter(float* x, int qq, float factor) {
-  for (int m = 0; m < K / 4; ++m) x[qq + 4 * m] = math::mul(x[qq + 4 * m], factor);
 }
 
 // Diagonal sub-block `blk`, row I = 16 blk + i, split over kDiagonalParts threads by channel: part p
@@ -419,20 +423,11 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
   if (seg == kSegments - 1) *decay = math::mul(before, total(seg));
 }
 
-// T = (I + Akk)^-1 (unit lower triangular) in fp32, by 16-row blocks; u and w are then T's fp16 rounding
-// times the right-hand sides' fp16 roundings on tensor cores (docs/cuda-prefill.md, step 6). Akk's strictly
-// lower entries at akk[i * kAld + j] (the entries on and above the diagonal are not read); T in a
-// [64][kAld] tile t: its blocks on and below the diagonal (zeros above the diagonal inside the diagonal
-// blocks), and, above the block diagonal, the partial products P_IJ = sum_{M = J}^{I - 1} Akk_IM T_MJ that
-// the blocks below are made from (block (I, J) of P stored at block (J, I) of t: partial_at). The blocks go
-// by levels, the block diagonal first, then I - J = 1, 2, 3: from (I + Akk_II) T_IJ + sum_M Akk_IM T_MJ = 0,
-// T_IJ = -(T_II P_IJ). Each entry is one fma chain in a fixed order, so the kernel's parallel evaluation
-// and the simulation's sequential one give the same bits (chunked_sim_test checks the residual of
-// (I + Akk) T against the bound these chains' roundings allow).
-KDA_HD constexpr int inverse_at(int i, int j) { return i * kAld + j; }
-KDA_HD constexpr int partial_at(int I, int J, int i, int j) {
-  return inverse_at(kSubBlock * J + i, kSubBlock * I + j);
-}
+// T = (I + Akk)^-1 (unit lower triangular) by 16-row blocks (docs/cuda-prefill.md, step 6): the diagonal
+// blocks' inverses here, in fp32, rounded to fp16; the blocks below them on fp16 tensor cores (the kernel's
+// inverse_levels, the simulation's simulate_inverse). Akk's strictly lower entries at akk[akk_at(i, j)]
+// (the entries on and above the diagonal are not read).
+KDA_HD constexpr int akk_at(int i, int j) { return i * kAld + j; }
 
 // Column c of diagonal block b's inverse (rows 16 b + r of T's column 16 b + c, r = 0 .. 15), by forward
 // substitution: x_r = -(sum_{m < r} Akk[r][m] x_m) for r > c, one fma per term in ascending m (the terms of
@@ -442,7 +437,7 @@ KDA_HD void inverse_diagonal_column(const float* akk, int b, int c, float (&x)[k
   for (int r = 0; r < kSubBlock; ++r) x[r] = r == c ? 1.0f : 0.0f;
   KDA_UNROLL
   for (int r = 1; r < kSubBlock; ++r) {
-    const float* row = akk + inverse_at(kSubBlock * b + r, kSubBlock * b);
+    const float* row = akk + akk_at(kSubBlock * b + r, kSubBlock * b);
     float s = 0.0f;
     KDA_UNROLL
     for (int m = 0; m < r; m += 4) {
@@ -452,98 +447,6 @@ KDA_HD void inverse_diagonal_column(const float* akk, int b, int c, float (&x)[k
       for (int q = 0; q < 4 && m + q < r; ++q) s = math::fma(a[q], x[m + q], s);
     }
     x[r] = r > c ? -s : x[r];
-  }
-}
-
-// N consecutive floats from an address aligned to N floats (N = 1, 2, 4: one load on the device).
-template <int N>
-KDA_HD void load_columns(const float* at, float (&x)[N]) {
-  if constexpr (N == 4) {
-    load4(at, x);
-  } else {
-#if defined(__CUDA_ARCH__)
-    if constexpr (N == 2) {
-      const float2 v = *reinterpret_cast<const float2*>(at);
-      x[0] = v.x, x[1] = v.y;
-      return;
-    }
-#endif
-    for (int c = 0; c < N; ++c) x[c] = at[c];
-  }
-}
-
-// s[r][c] += sum_{m < 16} a_r[m] b[m][c] for R rows a_r of a 16-column block (row r at a + r kHalfBlock kAld,
-// rows 8 apart) and C consecutive columns of a 16-row block b (rows kAld apart): each sum one fma chain in
-// ascending m. A kernel thread that keeps R x C entries loads each row's and column's values once for all
-// of them (T's levels were bound by shared-memory loads: 20 for 32 fma with one row and two columns).
-template <int R, int C>
-KDA_HD void block_terms(const float* a, const float* b, float (&s)[R][C]) {
-  KDA_UNROLL
-  for (int m = 0; m < kSubBlock; m += 4) {
-    float av[R][4];
-    KDA_UNROLL
-    for (int r = 0; r < R; ++r) load4(a + r * kHalfBlock * kAld + m, av[r]);
-    KDA_UNROLL
-    for (int q = 0; q < 4; ++q) {
-      float bv[C];
-      load_columns(b + (m + q) * kAld, bv);
-      KDA_UNROLL
-      for (int r = 0; r < R; ++r)
-        KDA_UNROLL
-        for (int c = 0; c < C; ++c) s[r][c] = math::fma(av[r][q], bv[c], s[r][c]);
-    }
-  }
-}
-
-// Entries (i + 8 r, j + c), r < R, c < C, of P_IJ (I > J): each one fma chain over the rows m = 16 J .. 16 I - 1
-// of T's column 16 J + j + c in ascending order (T_JJ's zeros above its diagonal included), in pieces of 16
-// rows: inverse_partial_terms adds block M's rows (T_MJ, known once level M - J is) to the chains' sums s, so
-// that a kernel can start a chain as soon as its first block is known and go on later with the same bits.
-template <int R, int C>
-KDA_HD void inverse_partial_terms(const float* akk, const float* t, int I, int J, int M, int i, int j,
-                                  float (&s)[R][C]) {
-  block_terms(akk + inverse_at(kSubBlock * I + i, kSubBlock * M), t + inverse_at(kSubBlock * M, kSubBlock * J + j), s);
-}
-KDA_HD float inverse_partial(const float* akk, const float* t, int I, int J, int i, int j) {
-  float s[1][1] = {{0.0f}};
-  for (int M = J; M < I; ++M) inverse_partial_terms(akk, t, I, J, M, i, j, s);
-  return s[0][0];
-}
-
-// Entries (i + 8 r, j + c) of T_IJ = -(T_II P_IJ): each one fma chain over m = 0 .. 15 ascending (T_II's zeros
-// above its diagonal included), P_IJ read from its block of t.
-template <int R, int C>
-KDA_HD void inverse_block(const float* t, int I, int J, int i, int j, float (&x)[R][C]) {
-  float s[R][C] = {};
-  block_terms(t + inverse_at(kSubBlock * I + i, kSubBlock * I), t + partial_at(I, J, 0, j), s);
-  KDA_UNROLL
-  for (int r = 0; r < R; ++r)
-    KDA_UNROLL
-    for (int c = 0; c < C; ++c) x[r][c] = -s[r][c];
-}
-KDA_HD float inverse_block(const float* t, int I, int J, int i, int j) {
-  float x[1][1];
-  inverse_block(t, I, J, i, j, x);
-  return x[0][0];
-}
-
-// The whole inverse in the kernel's order of levels (the simulation's and the tests' calls; the kernel
-// spreads each level over its threads).
-inline void inverse(const float* akk, float* t) {
-  for (int b = 0; b < kSegments; ++b)
-    for (int c = 0; c < kSubBlock; ++c) {
-      float x[kSubBlock];
-      inverse_diagonal_column(akk, b, c, x);
-      for (int r = 0; r < kSubBlock; ++r) t[inverse_at(kSubBlock * b + r, kSubBlock * b + c)] = x[r];
-    }
-  for (int d = 1; d < kSegments; ++d) {
-    for (int J = 0; J + d < kSegments; ++J)
-      for (int i = 0; i < kSubBlock; ++i)
-        for (int j = 0; j < kSubBlock; ++j) t[partial_at(J + d, J, i, j)] = inverse_partial(akk, t, J + d, J, i, j);
-    for (int J = 0; J + d < kSegments; ++J)
-      for (int i = 0; i < kSubBlock; ++i)
-        for (int j = 0; j < kSubBlock; ++j)
-          t[inverse_at(kSubBlock * (J + d) + i, kSubBlock * J + j)] = inverse_block(t, J + d, J, i, j);
   }
 }
 
