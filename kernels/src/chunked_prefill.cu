@@ -376,6 +376,58 @@ __device__ __forceinline__ void inverse_levels(const float* akk, __half* t_h, in
   }
 }
 
+// Four channels of 16-bit values, two to a word (the lower channel in the low half), widened to fp32: bf16
+// by a shift or a mask (kBf16: one instruction a channel), else through widen_select (its three forms and
+// two selects a channel).
+template <bool kBf16>
+__device__ __forceinline__ void widen4(DType dtype, uint2 bits, float (&x)[4]) {
+  if constexpr (kBf16) {
+    x[0] = __uint_as_float(bits.x << 16), x[1] = __uint_as_float(bits.x & 0xffff0000u);
+    x[2] = __uint_as_float(bits.y << 16), x[3] = __uint_as_float(bits.y & 0xffff0000u);
+  } else {
+    x[0] = access::widen_select(dtype, bits.x & 0xffffu), x[1] = access::widen_select(dtype, bits.x >> 16);
+    x[2] = access::widen_select(dtype, bits.y & 0xffffu), x[3] = access::widen_select(dtype, bits.y >> 16);
+  }
+}
+
+// The loaders' q and k rows in the inputs phase (packed): widened, l2-normalised (or scaled) and stored into
+// their tiles. A loader warp holds whole rows, four channels a lane (lane % G the group of
+// stage_a::square_sum): the rows' sums of squares meet in row_sums and each lane's factor goes to the lanes
+// of its row. (Until stop 29 a phase of its own read the tiles back, a fifth of it shared-memory wavefronts.)
+template <int K, bool kBf16>
+__device__ __forceinline__ void loader_rows(const DecodeParams& p, uint2 (&q_bits)[kLoaderTokens<K>],
+                                            uint2 (&k_bits)[kLoaderTokens<K>], const Tile& t) {
+  constexpr int G = K / 4, R = 2 * kLoaderTokens<K>, LD = kLd<K>;
+  // The lane and the addresses from a fresh read of the thread index: the shuffles' source lanes are
+  // slot-invariant, and hoisted out of the slot loop they were spilled (520 bytes of stack).
+  const int me = fresh_thread_index(), l = me % kWarp, at0 = (me - kSolveThreads) / G * LD + 4 * (me % G);
+  float sums[R];
+#pragma unroll
+  for (int n = 0; n < kLoaderTokens<K>; ++n) {
+    float x[4];
+    widen4<kBf16>(p.q.dtype, q_bits[n], x);
+    sums[n] = group_square_sum(x);
+    widen4<kBf16>(p.k.dtype, k_bits[n], x);
+    sums[kLoaderTokens<K> + n] = group_square_sum(x);
+  }
+  const float factor =
+      norm_factor(row_sums<G>(sums, l), l % G / (G / R) < kLoaderTokens<K> ? p.scale : 1.0f, p.l2norm);
+#pragma unroll
+  for (int n = 0; n < kLoaderTokens<K>; ++n) {
+    const int at = at0 + n * kLoaderStride<K> * LD;
+    const float fq = __shfl_sync(kFullMask, factor, row_lane<G, R>(l, n));
+    const float fk = __shfl_sync(kFullMask, factor, row_lane<G, R>(l, kLoaderTokens<K> + n));
+    // Widened again rather than kept: the bits take half the registers of the values (kept, the
+    // compiler spilled them). The empty asm hides that they are the bits widened above.
+    asm volatile("" : "+r"(q_bits[n].x), "+r"(q_bits[n].y), "+r"(k_bits[n].x), "+r"(k_bits[n].y));
+    float x[4];
+    widen4<kBf16>(p.q.dtype, q_bits[n], x);
+    store_scaled(x, fq, t.q + at);
+    widen4<kBf16>(p.k.dtype, k_bits[n], x);
+    store_scaled(x, fk, t.k + at);
+  }
+}
+
 template <int K>
 __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __grid_constant__ ChunkedParams P) {
   using L = PrepareLayout<K>;
@@ -447,42 +499,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // l2-normalised (or scaled) and stored into their tiles, or, not packed, loaded and widened by all
       // threads (and normalised in the next phase); alpha's copy waited for; beta per token.
       if (packed && loader) {
-        // A loader warp holds whole rows, four channels a lane (lane % G the group of stage_a::square_sum):
-        // the rows' sums of squares meet in row_sums and each lane's factor goes to the lanes of its row.
-        // (Until stop 29 a phase of its own read the tiles back, a fifth of it shared-memory wavefronts.)
-        constexpr int G = K / 4, R = 2 * kLoaderTokens<K>;
-        // The lane and the addresses from a fresh read of the thread index: the shuffles' source lanes are
-        // slot-invariant, and hoisted out of the slot loop they were spilled (520 bytes of stack).
-        const int me = fresh_thread_index(), l = me % kWarp, at0 = (me - kSolveThreads) / G * LD + 4 * (me % G);
-        const auto widen4 = [&](DType dtype, uint2 bits, float (&x)[4]) {
-          x[0] = access::widen_select(dtype, bits.x & 0xffffu), x[1] = access::widen_select(dtype, bits.x >> 16);
-          x[2] = access::widen_select(dtype, bits.y & 0xffffu), x[3] = access::widen_select(dtype, bits.y >> 16);
-        };
-        float sums[R];
-#pragma unroll
-        for (int n = 0; n < kLoaderTokens<K>; ++n) {
-          float x[4];
-          widen4(p.q.dtype, q_bits[n], x);
-          sums[n] = group_square_sum(x);
-          widen4(p.k.dtype, k_bits[n], x);
-          sums[kLoaderTokens<K> + n] = group_square_sum(x);
-        }
-        const float factor =
-            norm_factor(row_sums<G>(sums, l), l % G / (G / R) < kLoaderTokens<K> ? p.scale : 1.0f, p.l2norm);
-#pragma unroll
-        for (int n = 0; n < kLoaderTokens<K>; ++n) {
-          const int at = at0 + n * kLoaderStride<K> * LD;
-          const float fq = __shfl_sync(kFullMask, factor, row_lane<G, R>(l, n));
-          const float fk = __shfl_sync(kFullMask, factor, row_lane<G, R>(l, kLoaderTokens<K> + n));
-          // Widened again rather than kept: the bits take half the registers of the values (kept, the
-          // compiler spilled them). The empty asm hides that they are the bits widened above.
-          asm volatile("" : "+r"(q_bits[n].x), "+r"(q_bits[n].y), "+r"(k_bits[n].x), "+r"(k_bits[n].y));
-          float x[4];
-          widen4(p.q.dtype, q_bits[n], x);
-          store_scaled(x, fq, t.q + at);
-          widen4(p.k.dtype, k_bits[n], x);
-          store_scaled(x, fk, t.k + at);
-        }
+        // Both bf16 (the serving case): widened by a shift, not through widen_select's three forms.
+        if (p.q.dtype == DType::bf16 && p.k.dtype == DType::bf16)
+          loader_rows<K, true>(p, q_bits, k_bits, t);
+        else
+          loader_rows<K, false>(p, q_bits, k_bits, t);
       } else if (!packed) {
         const TokenInputs columns = token_inputs(p, e, key_head(p, hv), tid % K);
 #pragma unroll 1
@@ -511,8 +532,10 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll
         for (int m = 0; m < R; ++m)
           store_scaled(x[m], __shfl_sync(kFullMask, factor, row_lane<G, R>(l, m)), rows + kRowsAtOnce * m * LD);
+        end_phase(2);
+      } else if (timed && tid == 0) {  // packed: no phase of its own, so no barrier; its clock is phase 1's
+        P.prepare_phase_clocks[slot * (kPreparePhases + 1) + 2] = P.prepare_phase_clocks[slot * (kPreparePhases + 1) + 1];
       }
-      end_phase(2);
 
       // Diagonal sub-blocks' 8 x 8 triangles (the quadrants below them are tensor-core tiles, below):
       // thread (blk, h, part) = (warp % 4, 2 (warp / 4) + lane / 16, lane % 16) keeps rows 2h and 2h + 1 (one
