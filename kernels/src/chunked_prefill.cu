@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constan
 
 // Akk and Aqk share one [64][kAld] tile, the triangles: Akk[i][j] (j < i) at row i, column j, and Aqk
 // transposed, Aqk[i][j] (j <= i) at row j, column i. Every entry of both is computed for every slot, so the
-// tile needs no clearing; the inverse reads only Akk's (strictly lower) entries.
-// (stage_a::akk_at for Akk.)
+// tile needs no clearing; the inverse reads only Akk's (strictly lower) entries. Akk's place is
+// stage_a::akk_at (the simulation's too), Aqk's:
 __device__ __forceinline__ int aqk_at(int i, int j) { return j * kAld + i; }
 
 template <int K>

@@ -21,6 +21,9 @@ using tensor_core::Operand;
 
 std::int64_t slot_of(const ChunkedParams& P, std::int64_t c, std::int64_t hv) { return c * P.call.HV + hv; }
 
+// x rounded to fp16 (nearest even), as the kernel stores a tensor-core operand, and widened back.
+float fp16_rounded(float x) { return f16_to_f32(access::f32_to_f16(x)); }
+
 template <int K, GateMode M>
 void gates(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
   const DecodeParams& p = P.call;
@@ -125,7 +128,7 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
     for (int col = 0; col < columns; ++col) {
       const float x = col < V ? value_rhs(p, e, beta[i], i, value_bits(token_column(p.v, e, hv, col), e, i))
                               : alpha[i * LD + (col - V)];
-      rhs[i * columns + col] = f16_to_f32(access::f32_to_f16(x));
+      rhs[i * columns + col] = fp16_rounded(x);
     }
   }
   for (int i = 0; i < kChunk; ++i)
@@ -182,13 +185,13 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv) {
     const std::uint16_t* u = P.work.u + slot * kChunk * V;
     const std::uint16_t* aqk = P.work.aqk + slot * kChunk * kChunk;
     const float* decay = P.work.decay + slot * K;
-    for (int i = 0; i < K * V; ++i) St[i] = f16_to_f32(access::f32_to_f16(S[i]));  // fp16 operands
+    for (int i = 0; i < K * V; ++i) St[i] = fp16_rounded(S[i]);  // fp16 operands
 
     for (int i = 0; i < kChunk; ++i)
       for (int v = 0; v < V; ++v) {
         const float wS = mma_sum(
             Operand::f16, K, 0.0f, [&](int d) { return f16_to_f32(w[i * K + d]); }, [&](int d) { return St[d * V + v]; });
-        vnew[i * V + v] = f16_to_f32(access::f32_to_f16(math::sub(f16_to_f32(u[i * V + v]), wS)));
+        vnew[i * V + v] = fp16_rounded(math::sub(f16_to_f32(u[i * V + v]), wS));
       }
     const ChunkEntry& e = P.chunks[c];
     for (int i = 0; i < e.length; ++i)
@@ -217,13 +220,12 @@ void scan(const ChunkedParams& P, std::int64_t n, std::int64_t hv) {
 }  // namespace
 
 void simulate_inverse(const float* akk, float* t, float* p) {
-  const auto half = [](float x) { return f16_to_f32(access::f32_to_f16(x)); };
   for (int i = 0; i < kChunk * kChunk; ++i) t[i] = p[i] = 0.0f;
   for (int b = 0; b < kSegments; ++b)
     for (int c = 0; c < kSubBlock; ++c) {
       float x[kSubBlock];
       inverse_diagonal_column(akk, b, c, x);
-      for (int r = 0; r < kSubBlock; ++r) t[(kSubBlock * b + r) * kChunk + kSubBlock * b + c] = half(x[r]);
+      for (int r = 0; r < kSubBlock; ++r) t[(kSubBlock * b + r) * kChunk + kSubBlock * b + c] = fp16_rounded(x[r]);
     }
   // Column block J's blocks in ascending I (P_IJ needs the T_MJ above it), P's k-steps in ascending M; P_IJ
   // whole before T_IJ = -(T_II P_IJ).
@@ -232,13 +234,13 @@ void simulate_inverse(const float* akk, float* t, float* p) {
     for (int I = J + 1; I < kSegments; ++I) {
       for (int i = 0; i < kSubBlock; ++i)
         for (int j = 0; j < kSubBlock; ++j)
-          p[at(I, J, i, j)] = half(mma_sum(
+          p[at(I, J, i, j)] = fp16_rounded(mma_sum(
               Operand::f16, kSubBlock * (I - J), 0.0f,
-              [&](int s) { return half(akk[akk_at(kSubBlock * I + i, kSubBlock * J + s)]); },
+              [&](int s) { return fp16_rounded(akk[akk_at(kSubBlock * I + i, kSubBlock * J + s)]); },
               [&](int s) { return t[at(J, J, s, j)]; }));  // T_MJ: rows 16 J + s, s < 16 (I - J)
       for (int i = 0; i < kSubBlock; ++i)
         for (int j = 0; j < kSubBlock; ++j)
-          t[at(I, J, i, j)] = half(-mma_sum(
+          t[at(I, J, i, j)] = fp16_rounded(-mma_sum(
               Operand::f16, kSubBlock, 0.0f, [&](int s) { return t[at(I, I, i, s)]; },
               [&](int s) { return p[at(I, J, s, j)]; }));
     }

@@ -2,8 +2,9 @@
 // The element-wise arithmetic of the chunked kernel's stage A (one chunk of 64 tokens, one value head),
 // shared by the CUDA kernel (chunked_prefill.cu, on shared memory) and its CPU simulation
 // (chunked_prefill_sim.cpp, on host arrays), so that both round at the same points to the same bits
-// (decode_math.hpp). Only the tensor-core products (off-diagonal Aqk and Akk blocks, u and w from the
-// inverse, stage B) are outside this header. Notation of kda-facts §2; alpha = exp(g) is the per-token decay, so that
+// (decode_math.hpp). Only the tensor-core products (off-diagonal Aqk and Akk blocks, T's blocks below
+// its diagonal, u and w from the inverse, stage B) are outside this header. Notation of kda-facts §2;
+// alpha = exp(g) is the per-token decay, so that
 // exp(Γi - Γj) = alpha_{j+1} ... alpha_i: every decay factor here is such a product over tokens
 // j < t <= i of the chunk, never a quotient, so every factor is <= 1 (no positive exponent) and no
 // row later than i enters row i (causal by construction). docs/cuda-prefill.md explains the choice.
