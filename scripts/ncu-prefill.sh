@@ -4,7 +4,8 @@
 # exported per SASS instruction as CSV into $OUT (scripts/ncu-phases.py splits them at the barriers).
 # Usage: bash scripts/ncu-prefill.sh [kernel-regex ...]   (default: prepare_kernel scan_kernel gate_kernel)
 #   NCU_SKIP: launches of the kernel to skip first (default 3: 1 x 8192 after its warm-ups; 9 still lands
-#   in 1 x 8192 for scan_kernel: check the grid size printed); the files are named kernel-SKIP.
+#   in 1 x 8192 for all three kernels: the prepare kernel's grid is one block per SM whatever the packing,
+#   so count its slots from the instructions of a once-a-slot SASS line); the files are named kernel-SKIP.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-unpack.sh
