@@ -13,14 +13,12 @@
 #include "kda/kernels/chunked_params.hpp"
 #include "kda/kernels/detail/decode_access.hpp"
 
-// Loops over register arrays must be unrolled on the device (else the arrays go to local memory); loops
-// that the compiler would unroll but the prepare kernel's code size cannot afford stay rolled.
+// Loops over register arrays must be unrolled on the device (else the arrays go to local memory), and so are
+// the decay chains' row walks (compile-time addresses).
 #if defined(__CUDA_ARCH__)
 #define KDA_UNROLL _Pragma("unroll")
-#define KDA_ROLLED _Pragma("unroll 1")
 #else
 #define KDA_UNROLL
-#define KDA_ROLLED
 #endif
 
 namespace kda::kernels::stage_a {
@@ -318,8 +316,8 @@ KDA_HD float to_tf32(float x) {
 // T_s = alpha_r (alpha_{r+1} ... alpha_{r+15}) and its first alpha alpha_r. chain_segment (pass 2), from
 // those and the segment's own rows, with G_s = T_0 ... T_{s-1} (ascending) and H_s = T_3 ... T_{s+1}
 // (descending) and suf_i = alpha_{i+1} ... alpha_{r+15} (built from the segment's end), writes:
-//   kg_i = k_i (suf_i H_s)                                          (k exp(Γlast - Γi))
-//   kb_i = k_i (suf_i F), F = (T_{s+1} ... T_{r'/16-1}) alpha_{r'},   for each anchor r' = 16, 32, 48 > i
+//   kg_i = (k_i suf_i) H_s                                          (k exp(Γlast - Γi))
+//   kb_i = (k_i suf_i) F, F = (T_{s+1} ... T_{r'/16-1}) alpha_{r'},   for each anchor r' = 16, 32, 48 > i
 //                                                                    (k exp(Γr' - Γi), the anchored keys)
 //   rows i < a = r + 8: the quadrant's key k_i suf8_i, suf8_i = alpha_{i+1} ... alpha_a   (k exp(Γa - Γi))
 //   qg_i = q_i gamma_i,  alpha_i <- beta_i (k_i gamma_i), gamma_i = (G_s alpha_r) local_i   (exp(Γi))
@@ -367,9 +365,9 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
     anchor[a] = math::mul(between, t.segments[(kSegments + a + 1) * K + d]);
   }
   // The segment's rows by offset n from row r (tile element at0 + n LD), each walk split at the half-block
-  // and rolled, so that a kernel's loop body holds one row-dependent condition at most and little address
-  // arithmetic: walked by row index with the half-block's conditions inside, the upward loop took 43
-  // instructions a row (now 24 and 31), the downward 28 (26 and 31, with the quadrant's key).
+  // and unrolled, so that every address is a compile-time offset and no row holds a condition: kept rolled
+  // (until stop 32), a row took 24 to 34 instructions, up to 9 of them address and loop arithmetic (a 64-bit
+  // global address rebuilt from n each row); unrolled, the chains take 638 a thread rather than 1,038.
   const int at0 = r * LD + d;
   float* const quad = t.quad + quadrant_first(seg) * LD + d;
   std::uint16_t* const qg0 = qg + r * K + d;
@@ -377,19 +375,19 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
   float suf = 1.0f, suf8 = 1.0f;
   // Downward: kg and the anchored keys of row r + n (suf = alpha_{r+n+1} ... alpha_{r+15}).
   const auto keys = [&](int n, float k) {
-    kg0[n * K] = access::f32_to_f16(math::mul(k, math::mul(suf, after)));
+    const float ks = math::mul(k, suf);
+    kg0[n * K] = access::f32_to_f16(math::mul(ks, after));
     KDA_UNROLL
     for (int a = 0; a < kSegments - 1; ++a)
-      if (a >= seg)
-        t.kb[kb_first(kSubBlock * (a + 1)) * LD + at0 + n * LD] = to_tf32(math::mul(k, math::mul(suf, anchor[a])));
+      if (a >= seg) t.kb[kb_first(kSubBlock * (a + 1)) * LD + at0 + n * LD] = to_tf32(math::mul(ks, anchor[a]));
   };
-  KDA_ROLLED
+  KDA_UNROLL
   for (int n = kSubBlock - 1; n >= kHalfBlock; --n) {
     keys(n, t.k[at0 + n * LD]);
     suf = math::mul(suf, t.alpha[at0 + n * LD]);
   }
   suf8 = math::mul(suf8, t.alpha[at0 + kHalfBlock * LD]);  // alpha_a, suf8's first factor
-  KDA_ROLLED
+  KDA_UNROLL
   for (int n = kHalfBlock - 1; n >= 0; --n) {
     const float k = t.k[at0 + n * LD], alpha_n = t.alpha[at0 + n * LD];
     quad[(2 * kHalfBlock + n) * LD] = to_tf32(math::mul(k, suf8));
@@ -406,13 +404,13 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
     if (seg > 0) t.q[at0 + n * LD] = to_tf32(math::mul(q, local)), t.k[at0 + n * LD] = to_tf32(math::mul(k, local));
   };
   rows(0, t.q[at0], t.k[at0], first);
-  KDA_ROLLED
+  KDA_UNROLL
   for (int n = 1; n < kHalfBlock; ++n) {
     const float q = t.q[at0 + n * LD], k = t.k[at0 + n * LD];
     local = math::mul(local, t.alpha[at0 + n * LD]);
     rows(n, q, k, math::mul(first, local));
   }
-  KDA_ROLLED
+  KDA_UNROLL
   for (int n = kHalfBlock; n < kSubBlock; ++n) {
     const float q = t.q[at0 + n * LD], k = t.k[at0 + n * LD], alpha_n = t.alpha[at0 + n * LD];
     local = math::mul(local, alpha_n);
