@@ -365,9 +365,8 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
     anchor[a] = math::mul(between, t.segments[(kSegments + a + 1) * K + d]);
   }
   // The segment's rows by offset n from row r (tile element at0 + n LD), each walk split at the half-block
-  // and unrolled, so that every address is a compile-time offset and no row holds a condition: kept rolled
-  // (until stop 32), a row took 24 to 34 instructions, up to 9 of them address and loop arithmetic (a 64-bit
-  // global address rebuilt from n each row); unrolled, the chains take 638 a thread rather than 1,038.
+  // and unrolled, so that every address is a compile-time offset and no condition depends on the row (rolled,
+  // a row took 24 to 34 instructions, up to 9 of them address and loop arithmetic: 1,038 a thread, not 638).
   const int at0 = r * LD + d;
   float* const quad = t.quad + quadrant_first(seg) * LD + d;
   std::uint16_t* const qg0 = qg + r * K + d;
