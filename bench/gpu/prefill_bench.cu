@@ -5,7 +5,7 @@
 //
 // Timing: CUDA events, median of --reps runs after 3 warm-ups, for stage A (the gate kernel and the
 // prepare kernel) alone, the gate kernel alone, stage B (scan) alone and both stages back to back (the
-// headline), and stage B forced into each of its four forms (ScanForm: the launcher's choice beside
+// headline), and stage B forced into each of its five forms (ScanForm: the launcher's choice beside
 // the others, in the same run). The inputs (4 x 134 MB at 16384 tokens) and the
 // workspace (about 600 MB) are many times the 60 MB L2. The device-to-device copy bandwidth is measured
 // in the same run as the in-run ceiling reference. The prepare kernel is also split by phase: one more

@@ -1,4 +1,4 @@
-// The chunked prefill's kernels (stage A: the gates, then the prepare kernel; stage B: the scan, in two
+// The chunked prefill's kernels (stage A: the gates, then the prepare kernel; stage B: the scan, in five
 // forms) and their launch. chunked_prefill_sim.cpp is their CPU twin: a change to the arithmetic here
 // must be made there too (tests/gpu/chunked_cuda_vs_sim_test compares the two).
 // Tensor-core products: stage A's off-diagonal blocks use mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32,
@@ -106,6 +106,13 @@ __device__ __forceinline__ void a_fragment_of_transposed(std::uint32_t (&a)[4], 
 __device__ __forceinline__ void b_fragments(std::uint32_t (&b)[4], const __half* tile, int ld, int k0, int n0,
                                             int lane) {
   ldmatrix_x4_trans(b, tile + (k0 + lane / 8 % 2 * 8 + lane % 8) * ld + n0 + lane / 16 * 8);
+}
+// The f16 B fragments of a B stored by its columns, B[k][n] = tile[n][k] (rows n0 .. n0 + 15, columns k0 ..
+// k0 + 15 of a [n][k] tile): b[0], b[1] for the n-tile of rows n0 .., b[2], b[3] for n0 + 8 .., each pair in
+// adjacent registers as mma takes them.
+__device__ __forceinline__ void b_fragments_of_rows(std::uint32_t (&b)[4], const __half* tile, int ld, int n0, int k0,
+                                                    int lane) {
+  ldmatrix_x4(b, tile + (n0 + lane / 16 * 8 + lane % 8) * ld + k0 + lane / 8 % 2 * 8);
 }
 // acc[nt] += A B for n-tiles nt = 0, 1, B from b_fragments.
 __device__ __forceinline__ void times_b(const std::uint32_t (&a)[4], const std::uint32_t (&b)[4], float (&acc)[2][4]) {
@@ -824,11 +831,15 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 // barrier 1.
 template <ScanForm F>
 struct ScanShape {
-  static constexpr int tiles = F == ScanForm::paired ? 2 : F == ScanForm::wide ? 4 : 1, columns = tiles * kValueTile;
-  static constexpr int warp_columns = F == ScanForm::wide ? 32 : 16, warps = 4 * columns / warp_columns;
+  static constexpr bool transposed = F == ScanForm::transposed;
+  static constexpr int tiles = F == ScanForm::paired ? 2 : F == ScanForm::wide || transposed ? 4 : 1,
+                       columns = tiles * kValueTile;
+  // Value channels a warp: the transposed form's warps keep 16 value rows of S^T over every key channel.
+  static constexpr int warp_columns = F == ScanForm::wide ? 32 : 16, warps = (transposed ? 1 : 4) * columns / warp_columns;
   static constexpr int threads = warps * 32;
   static constexpr bool single = F == ScanForm::single_buffered;
-  static constexpr int blocks_per_sm = single ? 2 : 1, operand_parities = F == ScanForm::wide ? 1 : 2;
+  // S and v_new fp16 operand tiles: none in the transposed form (both stay in registers).
+  static constexpr int blocks_per_sm = single ? 2 : 1, operand_parities = transposed ? 0 : F == ScanForm::wide ? 1 : 2;
 };
 
 template <int K, ScanForm F>
@@ -924,6 +935,26 @@ __device__ __forceinline__ void store_o_pair(const TensorRef& o, std::int64_t at
   }
 }
 
+// A padding row's (index -1) outputs for the block's `kColumns` value channels from v0: zero o and zero
+// chunk-start states (outputs too; the fp64 reference writes zeros there as well). The pool is untouched.
+template <int K, int kColumns, int kThreads>
+__device__ void write_padding_outputs(const ChunkedParams& P, std::int64_t n, std::int64_t hv, int v0) {
+  const DecodeParams& p = P.call;
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
+  const access::SequenceRange seq = access::sequence_range(p, n);
+  for (std::int64_t at = tid; at < seq.length * kColumns; at += kThreads) {
+    const std::int64_t tok = seq.first + at / kColumns, v = v0 + at % kColumns;
+    access::store(p.o, seq.row * p.o.stride[0] + tok * p.o.stride[1] + hv * p.o.stride[2] + v * p.o.stride[3], 0.0f);
+  }
+  if (P.chunk_states.data)
+    for (std::int64_t at = tid; at < (end_chunk - first_chunk) * K * kColumns; at += kThreads) {
+      const std::int64_t c = first_chunk + at / (K * kColumns), d = at / kColumns % K, v = v0 + at % kColumns;
+      access::store(P.chunk_states, access::state_offset(P.chunk_states, v, d), 0.0f,
+                    access::head_of(P.chunk_states, c, hv));
+    }
+}
+
 template <int K, ScanForm F, OStore kO>
 __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_per_sm)
     scan_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
@@ -951,20 +982,7 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
 
   const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
   const access::HeadStates hs = access::head_states(p, n, hv);
-  if (hs.padding) {  // index -1: zero output and zero chunk-start states (outputs too), the pool untouched
-    const access::SequenceRange seq = access::sequence_range(p, n);
-    for (std::int64_t at = tid; at < seq.length * L::columns; at += kThreads) {
-      const std::int64_t tok = seq.first + at / L::columns, v = v0 + at % L::columns;
-      access::store(p.o, seq.row * p.o.stride[0] + tok * p.o.stride[1] + hv * p.o.stride[2] + v * p.o.stride[3], 0.0f);
-    }
-    if (P.chunk_states.data)
-      for (std::int64_t at = tid; at < (end_chunk - first_chunk) * K * L::columns; at += kThreads) {
-        const std::int64_t c = first_chunk + at / (K * L::columns), d = at / L::columns % K, v = v0 + at % L::columns;
-        access::store(P.chunk_states, access::state_offset(P.chunk_states, v, d), 0.0f,
-                      access::head_of(P.chunk_states, c, hv));
-      }
-    return;
-  }
+  if (hs.padding) return write_padding_outputs<K, L::columns, kThreads>(P, n, hv, v0);
   const ChunkCopies<K, F> copies(tid, tile, p.V);
   // The lane's first o element of a chunk's row 0, less the chunk's own offset (its value channels
   // v0 + value_of(nb, nt, x) for x = 0, 2).
@@ -1175,6 +1193,220 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
                           S[mt][nb][nt][x], hs.out);
 }
 
+// The 8 x 8 b16 matrix whose row r, columns 2 c and 2 c + 1 lane 4 r + c holds (the accumulator layout of
+// an n-tile, packed in pairs), transposed: lane 4 r + c then holds its column r, rows 2 c and 2 c + 1.
+__device__ __forceinline__ std::uint32_t transposed_pair(std::uint32_t pair) {
+  std::uint32_t out;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(out) : "r"(pair));
+  return out;
+}
+
+// Stage B's transposed form (ScanForm::transposed), one block of 8 warps per (sequence, value head) at
+// V = 128: warp w keeps value rows 16 w .. 16 w + 15 of the transposed state S^T (V x K) in the
+// accumulators of K / 8 n-tiles, so that the state is an A operand as it stands (an n-tile pair's
+// accumulators, rounded to fp16 pairs, are the A fragment of a k-step) and never goes through shared
+// memory, and so is v_new^T:
+//   v_new^T = u^T - S^T w^T,  o^T = S^T qg^T + v_new^T Aqk^T,  S^T = exp(Γlast) S^T + v_new^T kg,
+// each output element's products in the same k-steps and order as scan_kernel's (so the same bits: the
+// tensor core's sum does not depend on which operand is A, tensor_core_model.hpp). Only the chunk's inputs
+// (w, qg, kg and Aqk as B fragments by ldmatrix, u in v_new^T's accumulator layout by ldmatrix.trans) are
+// read from shared memory; the warps share nothing else, so a chunk has one barrier (its inputs landed,
+// every warp done with the buffer the next chunk's copies then overwrite). Inputs double-buffered as in
+// the double-buffered form (ChunkCopies, prefetch_chunk). o^T's pairs of tokens become pairs of channels by
+// movmatrix, two channels a 4-byte store.
+template <int K, OStore kO>
+__global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, ScanShape<ScanForm::transposed>::blocks_per_sm)
+    scan_transposed_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {
+  constexpr ScanForm F = ScanForm::transposed;
+  using L = ScanLayout<K, F>;
+  constexpr int kThreads = ScanShape<F>::threads;
+  static_assert(kThreads == 256 && L::columns == 16 * ScanShape<F>::warps);
+  constexpr int NT = K / 8, kSteps = K / 16, kTokenTiles = kChunk / 8, kTokenSteps = kChunk / 16;
+  extern __shared__ __align__(16) std::byte scan_shared[];
+  const DecodeParams& p = P.call;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp, g = lane / 4, tq = lane % 4;
+  const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
+  const std::int64_t head = blockIdx.x / static_cast<unsigned>(tiles), hv = head % p.HV;
+  const std::int64_t n = P.longest_first[head / p.HV];
+  const int v0 = tile * L::columns, vw = 16 * warp;  // the block's first value channel, the warp's (in the block's)
+  const std::int64_t first_chunk = P.sequence_chunks[n], end_chunk = P.sequence_chunks[n + 1];
+  const access::HeadStates hs = access::head_states(p, n, hv);
+  if (hs.padding) return write_padding_outputs<K, L::columns, kThreads>(P, n, hv, v0);
+  const ChunkCopies<K, F> copies(tid, tile, p.V);
+  if (first_chunk < end_chunk) {
+    prefetch_chunk<K, F>(P, copies, first_chunk * p.HV + hv, scan_shared, 0);
+    prefetch_chunk<K, F>(P, copies, first_chunk * p.HV + hv, scan_shared, 1);
+  }
+  cp_async_commit();
+
+  // S^T in the accumulator layout: element (nt, x) is value channel v0 + vw + g (+ 8 for x >= 2), key
+  // channel 8 nt + 2 tq + (x & 1).
+  auto value_of = [&](int x) { return v0 + vw + g + (x >= 2 ? 8 : 0); };
+  auto key_of = [&](int nt, int x) { return 8 * nt + 2 * tq + (x & 1); };
+  float S[NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+      S[nt][x] = hs.in ? access::load(p.state_in, access::state_offset(p.state_in, value_of(x), key_of(nt, x)), hs.in)
+                       : 0.0f;
+  // The A fragment of a k-step from two n-tiles' accumulators (or fp16 pairs of them): a0 (g, 2tq..+1),
+  // a1 (g + 8, 2tq..+1), a2 (g, 2tq + 8..+9), a3 (g + 8, 2tq + 8..+9).
+  const auto state_fragment = [&](int step, std::uint32_t (&a)[4]) {
+    a[0] = f16_pair(S[2 * step][0], S[2 * step][1]), a[1] = f16_pair(S[2 * step][2], S[2 * step][3]);
+    a[2] = f16_pair(S[2 * step + 1][0], S[2 * step + 1][1]), a[3] = f16_pair(S[2 * step + 1][2], S[2 * step + 1][3]);
+  };
+
+  for (std::int64_t c = first_chunk; c < end_chunk; ++c) {
+    const std::int64_t parity = (c - first_chunk) % 2;
+    const std::byte* buffer = scan_shared + parity * L::buffer;
+    const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
+    cp_async_wait_all();
+    __syncthreads();  // the chunk's inputs landed; every warp is done with chunk c - 1's buffer
+    const auto* w = reinterpret_cast<const __half*>(buffer + L::w);
+    const auto* qg = reinterpret_cast<const __half*>(buffer + L::qg);
+    const auto* kg = reinterpret_cast<const __half*>(buffer + L::kg);
+    const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
+    const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
+    const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
+    if (c + 1 < end_chunk) {
+      std::byte* next = scan_shared + (1 - parity) * L::buffer;
+      prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 0),
+          prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 1);
+    }
+    cp_async_commit();
+
+    if (P.chunk_states.data) {  // offsets from a fresh thread index (scan_kernel: else hoisted and spilled)
+      std::byte* at = access::head_of(P.chunk_states, c, hv);
+      const int now = fresh_thread_index(), value0 = v0 + now / kWarp * 16 + now % kWarp / 4, key0 = 2 * (now % 4);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+          access::store(P.chunk_states,
+                        access::state_offset(P.chunk_states, value0 + (x >= 2 ? 8 : 0), key0 + 8 * nt + (x & 1)),
+                        S[nt][x], at);
+    }
+
+    // By halves of the chunk's tokens (32 h ..: token pairs tp = 2 h, 2 h + 1, token tiles 4 h .. 4 h + 3),
+    // so that a half's accumulators leave room for the next k-step's fragments to be loaded before this
+    // step's products (software pipelining; the S^T A fragments are rounded once a half, four cvt a step).
+    std::uint32_t vn[kTokenTiles][2];  // v_new^T as fp16 pairs: (c0, c1) and (c2, c3) of token tile nt
+    const auto vnew_fragment = [](const std::uint32_t (&v)[kTokenTiles][2], int step, std::uint32_t (&a)[4]) {
+      a[0] = v[2 * step][0], a[1] = v[2 * step][1], a[2] = v[2 * step + 1][0], a[3] = v[2 * step + 1][1];
+    };
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // u in v_new^T's accumulator layout: ut[t][m], matrix m of token pair 2 h + t, its rows tokens
+      // 16 (2 h + t) + 8 (m / 2) .., its columns value channels vw + 8 (m % 2) ..; .trans gives lane 4 g + tq
+      // tokens 2 tq and 2 tq + 1 of channel g: (c0, c1) of token tile 4 h + 2 t + m / 2 for m even, (c2, c3) odd.
+      std::uint32_t ut[2][4];
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+        ldmatrix_x4_trans(ut[t], u + (16 * (2 * h + t) + lane / 16 * 8 + lane % 8) * L::ULD + vw + lane / 8 % 2 * 8);
+      // v_new^T = u^T - S^T w^T and o^T = S^T qg^T, token tiles as n-tiles: B[d][i] = w[i][d], so both
+      // tiles' fragments are b_fragments_of_rows of their 16 token rows.
+      float acc[4][4] = {}, o[4][4] = {};
+      std::uint32_t frag[2][2][2][4];  // [step parity][token pair][w, qg]
+      const auto load_step = [&](int step, std::uint32_t (&f)[2][2][4]) {
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+          b_fragments_of_rows(f[t][0], w, L::WLD, 16 * (2 * h + t), 16 * step, lane),
+              b_fragments_of_rows(f[t][1], qg, L::WLD, 16 * (2 * h + t), 16 * step, lane);
+      };
+      load_step(0, frag[0]);
+#pragma unroll
+      for (int step = 0; step < kSteps; ++step) {
+        if (step + 1 < kSteps) load_step(step + 1, frag[(step + 1) % 2]);
+        std::uint32_t a[4];
+        state_fragment(step, a);
+        const auto& f = frag[step % 2];
+#pragma unroll
+        for (int t = 0; t < 2; ++t) {
+          mma_f16(acc[2 * t], a, f[t][0][0], f[t][0][1]), mma_f16(acc[2 * t + 1], a, f[t][0][2], f[t][0][3]);
+          mma_f16(o[2 * t], a, f[t][1][0], f[t][1][1]), mma_f16(o[2 * t + 1], a, f[t][1][2], f[t][1][3]);
+        }
+      }
+#pragma unroll
+      for (int l = 0; l < 4; ++l)
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+          const __half2 pair = *reinterpret_cast<const __half2*>(&ut[l / 2][2 * (l % 2) + x]);
+          vn[4 * h + l][x] =
+              f16_pair(math::sub(__low2float(pair), acc[l][2 * x]), math::sub(__high2float(pair), acc[l][2 * x + 1]));
+        }
+      // o^T += v_new^T Aqk^T: token pair tp takes the k-steps js <= tp (Aqk is 0 above the diagonal).
+#pragma unroll
+      for (int js = 0; js <= 2 * h + 1; ++js) {
+        std::uint32_t a[4];
+        vnew_fragment(vn, js, a);
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+          if (js <= 2 * h + t) {
+            std::uint32_t b[4];
+            b_fragments_of_rows(b, aqk, L::ALD, 16 * (2 * h + t), 16 * js, lane);
+            mma_f16(o[2 * t], a, b[0], b[1]), mma_f16(o[2 * t + 1], a, b[2], b[3]);
+          }
+      }
+      if constexpr (kO == OStore::any) {
+#pragma unroll
+        for (int l = 0; l < 4; ++l)
+#pragma unroll
+          for (int x = 0; x < 4; ++x) {
+            const int i = 8 * (4 * h + l) + 2 * tq + (x & 1);
+            if (i < e.length)
+              access::store(p.o, e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
+                                     value_of(x) * p.o.stride[3], o[l][x]);
+          }
+      } else {
+        // Transposed, lane 4 g + tq holds token 8 nt + g, channels vw + 2 tq, + 1 (and + 8).
+        auto* at = reinterpret_cast<std::uint32_t*>(p.o.data) +
+                   (e.row * p.o.stride[0] + (e.first + g) * p.o.stride[1] + hv * p.o.stride[2] + v0 + vw + 2 * tq) / 2;
+        const std::int64_t token_words = 8 * p.o.stride[1] / 2;
+#pragma unroll
+        for (int l = 0; l < 4; ++l) {
+          const int nt = 4 * h + l;
+          const std::uint32_t lo = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, o[l][0], o[l][1]));
+          const std::uint32_t hi = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, o[l][2], o[l][3]));
+          if (8 * nt + g < e.length) at[nt * token_words] = lo, at[nt * token_words + 4] = hi;
+        }
+      }
+    }
+
+    // S^T = exp(Γlast) S^T + v_new^T kg: B[j][d] = kg[j][d], b_fragments of kg's rows j (k-major); the next
+    // k-step's fragments loaded before this step's products.
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const float2 d = *reinterpret_cast<const float2*>(&decay[key_of(nt, 0)]);
+      S[nt][0] = math::mul(d.x, S[nt][0]), S[nt][1] = math::mul(d.y, S[nt][1]);
+      S[nt][2] = math::mul(d.x, S[nt][2]), S[nt][3] = math::mul(d.y, S[nt][3]);
+    }
+    std::uint32_t kb[2][NT / 2][4];  // [step parity][key channel pair dp]
+    const auto load_keys = [&](int js, std::uint32_t (&b)[NT / 2][4]) {
+#pragma unroll
+      for (int dp = 0; dp < NT / 2; ++dp) b_fragments(b[dp], kg, L::WLD, 16 * js, 16 * dp, lane);
+    };
+    load_keys(0, kb[0]);
+#pragma unroll
+    for (int js = 0; js < kTokenSteps; ++js) {
+      if (js + 1 < kTokenSteps) load_keys(js + 1, kb[(js + 1) % 2]);
+      std::uint32_t a[4];
+      vnew_fragment(vn, js, a);
+#pragma unroll
+      for (int dp = 0; dp < NT / 2; ++dp)
+        mma_f16(S[2 * dp], a, kb[js % 2][dp][0], kb[js % 2][dp][1]),
+            mma_f16(S[2 * dp + 1], a, kb[js % 2][dp][2], kb[js % 2][dp][3]);
+    }
+  }
+
+  if (hs.out)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+        access::store(p.state_out, access::state_offset(p.state_out, value_of(x), key_of(nt, x)), S[nt][x], hs.out);
+}
+
 // Grid size checks and the opt-in above 48 KiB of dynamic shared memory (cheap: done on every launch).
 template <class Kernel>
 cudaError_t prepare_launch(Kernel kernel, std::int64_t blocks, std::size_t shared) {
@@ -1235,7 +1467,10 @@ cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
     using Shape = ScanShape<kForm>;
     const int tiles = static_cast<int>(value_tiles / Shape::tiles);
     const std::int64_t blocks = heads * tiles;
-    const auto kernel = scan_kernel<K, kForm, kO>;
+    const auto kernel = [] {
+      if constexpr (kForm == ScanForm::transposed) return scan_transposed_kernel<K, kO>;
+      else return scan_kernel<K, kForm, kO>;
+    }();
     constexpr std::size_t bytes = ScanLayout<K, kForm>::bytes;
     if (const cudaError_t e = prepare_launch(kernel, blocks, bytes); e != cudaSuccess) return e;
     kernel<<<static_cast<unsigned>(blocks), Shape::threads, bytes, stream>>>(params, tiles);
@@ -1258,6 +1493,8 @@ cudaError_t launch_scan(const ChunkedParams& params, cudaStream_t stream) {
       return with_o(std::integral_constant<ScanForm, ScanForm::paired>{});
     case ScanForm::wide:
       return with_o(std::integral_constant<ScanForm, ScanForm::wide>{});
+    case ScanForm::transposed:
+      return with_o(std::integral_constant<ScanForm, ScanForm::transposed>{});
     default:
       return with_o(std::integral_constant<ScanForm, ScanForm::double_buffered>{});
   }
@@ -1294,8 +1531,8 @@ cudaError_t chunked_scan_form(const ChunkedParams& params, ScanForm& form) {
     if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
     form = estimated_scan_form(params, sms);
   }
-  // The wide form's 128 channels need V = 128: at V = 64 it is the paired form.
-  if (form == ScanForm::wide && value_tiles % 4 != 0) form = ScanForm::paired;
+  // The wide and transposed forms' 128 channels need V = 128: at V = 64 they are the paired form.
+  if ((form == ScanForm::wide || form == ScanForm::transposed) && value_tiles % 4 != 0) form = ScanForm::paired;
   return cudaSuccess;
 }
 

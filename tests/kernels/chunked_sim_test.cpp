@@ -205,8 +205,8 @@ TEST(ChunkTable, ChunksInOrderAndLongestFirst) {
 
 // Stage B's form when the launcher chooses (estimated_scan_form), on an H200's 132 SMs: for the
 // benchmark's packings (32 heads, V = 128) the fastest form of its per-form table (docs/cuda-prefill.md,
-// Results); the paired form where V = 64 leaves no room for the wide; double-buffered for a grid whose
-// longest chain decides.
+// Results); the paired form where V = 64 leaves no room for the wide and transposed forms; double-buffered
+// for a grid whose longest chain decides.
 TEST(ScanFormEstimate, PicksTheFastestFormOfTheBenchmark) {
   const auto form_of = [](const std::vector<std::int64_t>& lengths, std::int64_t HV, std::int64_t V) {
     ChunkedParams params;
@@ -218,8 +218,8 @@ TEST(ScanFormEstimate, PicksTheFastestFormOfTheBenchmark) {
     return estimated_scan_form(params, 132);
   };
   EXPECT_EQ(form_of({8192}, 32, 128), ScanForm::double_buffered);
-  EXPECT_EQ(form_of(std::vector<std::int64_t>(8, 2048), 32, 128), ScanForm::wide);
-  EXPECT_EQ(form_of(std::vector<std::int64_t>(32, 512), 32, 128), ScanForm::wide);
+  EXPECT_EQ(form_of(std::vector<std::int64_t>(8, 2048), 32, 128), ScanForm::transposed);
+  EXPECT_EQ(form_of(std::vector<std::int64_t>(32, 512), 32, 128), ScanForm::transposed);
   EXPECT_EQ(form_of({100, 2000, 37, 900, 4000, 1, 1155}, 32, 128), ScanForm::paired);
   EXPECT_EQ(form_of(std::vector<std::int64_t>(8, 2048), 32, 64), ScanForm::paired);
   EXPECT_EQ(form_of({100}, 2, 128), ScanForm::double_buffered);

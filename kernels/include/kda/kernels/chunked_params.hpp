@@ -53,16 +53,18 @@ std::size_t chunked_workspace_bytes(std::int64_t chunks, std::int64_t HV, std::i
 ChunkedWorkspace carve_chunked_workspace(std::byte* base, std::int64_t chunks, std::int64_t HV, std::int64_t K,
                                          std::int64_t V);
 
-// Stage B's four forms (docs/cuda-prefill.md): a block of 8 warps per 32-channel value tile, its
+// Stage B's five forms (docs/cuda-prefill.md): a block of 8 warps per 32-channel value tile, its
 // inputs double-buffered, one block per SM (the shortest chain per chunk, for grids of at most one block
 // per SM); the same in one buffer loaded in two parts, two blocks per SM; a block of 16 warps per two
 // value tiles, double-buffered, one block per SM (two tiles sharing one copy of each chunk's w, qg, kg
 // and Aqk); or a block of 16 warps per four tiles, each warp 32 channels (the throughput of larger
-// grids: fewer shared-memory loads a product; V = 128, and the paired form at V = 64). automatic: the
-// launcher picks by grid size.
-enum class ScanForm : std::uint8_t { automatic, double_buffered, single_buffered, paired, wide };
+// grids: fewer shared-memory loads a product; V = 128, and the paired form at V = 64); or a block of 8
+// warps per 128 channels, each warp 16 value rows of the transposed state S^T in its accumulators (no state
+// or v_new through shared memory, one barrier a chunk; V = 128, and the paired form at V = 64).
+// automatic: the launcher picks by grid size.
+enum class ScanForm : std::uint8_t { automatic, double_buffered, single_buffered, paired, wide, transposed };
 inline constexpr ScanForm kScanForms[] = {ScanForm::double_buffered, ScanForm::single_buffered, ScanForm::paired,
-                                          ScanForm::wide};
+                                          ScanForm::wide, ScanForm::transposed};
 const char* name_of(ScanForm form);  // "double_buffered", ..., "automatic"
 
 struct ChunkedParams {
@@ -94,8 +96,8 @@ std::string chunked_unsupported(const Problem& problem);
 RunOutcome admit_chunked(const Problem& problem, const std::string& kernel);
 
 // The form stage B's launcher picks (ScanForm::automatic) on a device of `sms` SMs: the one with the
-// least estimated time (docs/cuda-prefill.md, stage B's forms); never automatic. The wide form only
-// where V = 128, the paired where V is a multiple of 64.
+// least estimated time (docs/cuda-prefill.md, stage B's forms); never automatic. The wide and transposed
+// forms only where V = 128, the paired where V is a multiple of 64.
 ScanForm estimated_scan_form(const ChunkedParams& params, int sms);
 
 // Where the chunk table's arrays live for the code that runs (host or device copies of `table`'s).

@@ -4,7 +4,7 @@
 // otherwise, like cuda-recurrent, it copies every buffer of the problem to the device in whole (guard
 // bands and gaps included), runs both stages, synchronizes and copies every buffer back in whole, so
 // out-of-bounds writes on the device are caught exactly as on the host. CUDA errors come back as
-// RunOutcome::failed. `scan_form` forces one of stage B's four forms (tests run each; the named
+// RunOutcome::failed. `scan_form` forces one of stage B's five forms (tests run each; the named
 // kernel lets the launcher choose).
 #include <memory>
 
