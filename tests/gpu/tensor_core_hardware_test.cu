@@ -5,7 +5,9 @@
 //   - mma.sync.m16n8k8 tf32 and m16n8k16 f16 with fp32 accumulation compute every output element as
 //     tensor_core::dot_add does, bit for bit: random operands of one scale, of widely spread exponents (so
 //     that the alignment cut decides the low bits), cancelling pairs, zeros, and fp16 subnormals, with
-//     accumulators of full 24-bit significands.
+//     accumulators of full 24-bit significands;
+//   - wgmma.m64n8k16 f16 (A from registers, B from shared memory) computes as m16n8k16 does: the model
+//     holds for it too (stage B's products could move to it: docs/cuda-prefill.md, "What limits it").
 // Skips without an sm_90 device.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -70,6 +72,83 @@ __global__ void mma_f16_problems(const std::uint16_t* a, const std::uint16_t* b,
   d[(g + 8) * kN + 2 * tq] = acc[2], d[(g + 8) * kN + 2 * tq + 1] = acc[3];
 }
 
+// wgmma.mma_async.m64n8k16 on four problems at once, one warpgroup a block: warp w's 16 rows are problem
+// 4 n + w's a and c (the A fragment from registers, as mma's), b is problem 4 n's, in shared memory as two
+// 8 x 8 core matrices (k 0..7, then k 8..15; each row n 16 bytes of k), no swizzle. The descriptor's two
+// byte offsets are both the core matrices' distance (128 B): with one core matrix along n, either reading
+// of which offset steps along k gives the same layout.
+__global__ void wgmma_f16_problems(const std::uint16_t* a, const std::uint16_t* b, const float* c, float* d) {
+  __shared__ __align__(128) std::uint16_t b_tile[16 * kN];
+  const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4, k = 16;
+  if (t < k * kN) {
+    const int kk = t / kN, n = t % kN;
+    b_tile[kk / 8 * 64 + n * 8 + kk % 8] = b[blockIdx.x * 4 * k * kN + kk * kN + n];
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the stores, visible to wgmma's reads
+  __syncthreads();
+  const int problem = 4 * static_cast<int>(blockIdx.x) + warp;
+  a += problem * kM * k, c += problem * kM * kN, d += problem * kM * kN;
+  const auto at = [&](int row, int col) { return pair(a[row * k + col], a[row * k + col + 1]); };
+  const std::uint32_t af[4] = {at(g, 2 * tq), at(g + 8, 2 * tq), at(g, 2 * tq + 8), at(g + 8, 2 * tq + 8)};
+  float acc[4] = {c[g * kN + 2 * tq], c[g * kN + 2 * tq + 1], c[(g + 8) * kN + 2 * tq], c[(g + 8) * kN + 2 * tq + 1]};
+  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(b_tile));
+  const std::uint64_t descriptor = (address & 0x3ffffu) >> 4 | std::uint64_t{128 >> 4} << 16 | std::uint64_t{128 >> 4} << 32;
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+      : "r"(af[0]), "r"(af[1]), "r"(af[2]), "r"(af[3]), "l"(descriptor));
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  d[g * kN + 2 * tq] = acc[0], d[g * kN + 2 * tq + 1] = acc[1];
+  d[(g + 8) * kN + 2 * tq] = acc[2], d[(g + 8) * kN + 2 * tq + 1] = acc[3];
+}
+
+// The same at n = 16 (2 x 2 core matrices of b, each 8 rows of 16 bytes), b stored as kMnMajor says
+// (false: a core matrix row is 8 k of one n; true: 8 n of one k, read transposed, imm-trans-b 1), the core
+// matrices 128 bytes apart along n and 256 along k, given as the descriptor's stride offset (along m or n)
+// and leading offset (along k): the reading a kernel with wider tiles relies on. Columns 0..7 of b are
+// problem 4 n's, 8..15 problem 4 n + 1's; c is problem 4 n + w's for both halves of warp w's columns.
+template <bool kMnMajor>
+__global__ void wgmma_f16_n16_problems(const std::uint16_t* a, const std::uint16_t* b, const float* c, float* d) {
+  constexpr int k = 16, kAlongN = 128, kAlongK = 256;
+  __shared__ __align__(128) std::uint16_t b_tile[2 * kAlongK / 2];
+  const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
+  for (int e = t; e < k * 2 * kN; e += 128) {
+    const int kk = e / (2 * kN), n = e % (2 * kN);
+    const int within = kMnMajor ? kk % 8 * 8 + n % 8 : n % 8 * 8 + kk % 8;
+    b_tile[(n / 8 * kAlongN + kk / 8 * kAlongK) / 2 + within] = b[(blockIdx.x * 4 + n / 8) * k * kN + kk * kN + n % 8];
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  const int problem = 4 * static_cast<int>(blockIdx.x) + warp;
+  a += problem * kM * k, c += problem * kM * kN;
+  d += (blockIdx.x * 64 + warp * kM) * 2 * kN;
+  const auto at = [&](int row, int col) { return pair(a[row * k + col], a[row * k + col + 1]); };
+  const std::uint32_t af[4] = {at(g, 2 * tq), at(g + 8, 2 * tq), at(g, 2 * tq + 8), at(g + 8, 2 * tq + 8)};
+  float acc[8];
+  for (int h = 0; h < 2; ++h)
+    acc[4 * h] = c[g * kN + 2 * tq], acc[4 * h + 1] = c[g * kN + 2 * tq + 1], acc[4 * h + 2] = c[(g + 8) * kN + 2 * tq],
+    acc[4 * h + 3] = c[(g + 8) * kN + 2 * tq + 1];
+  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(b_tile));
+  const std::uint64_t descriptor =
+      (address & 0x3ffffu) >> 4 | std::uint64_t{kAlongK >> 4} << 16 | std::uint64_t{kAlongN >> 4} << 32;
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, "
+      "p, 1, 1, %13;\n}\n"
+      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7])
+      : "r"(af[0]), "r"(af[1]), "r"(af[2]), "r"(af[3]), "l"(descriptor), "n"(kMnMajor ? 1 : 0));
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  for (int h = 0; h < 2; ++h) {
+    d[g * 2 * kN + 8 * h + 2 * tq] = acc[4 * h], d[g * 2 * kN + 8 * h + 2 * tq + 1] = acc[4 * h + 1];
+    d[(g + 8) * 2 * kN + 8 * h + 2 * tq] = acc[4 * h + 2], d[(g + 8) * 2 * kN + 8 * h + 2 * tq + 1] = acc[4 * h + 3];
+  }
+}
+
 template <class T>
 T* to_device(const std::vector<T>& host) {
   T* device = nullptr;
@@ -90,15 +169,20 @@ struct Problems {
     return kda::kernels::stage_a::to_tf32(bits_to_float(x));
   }
   void add(Bits x, bool to_a) { (to_a ? a : b).push_back(x), (to_a ? av : bv).push_back(value_of(x)); }
-  std::vector<float> run() const {
+  // By mma.sync, one problem a warp; or (f16) by wgmma, four a warpgroup on the first one's b.
+  std::vector<float> run(bool wgmma = false) const {
     const int count = static_cast<int>(c.size() / (kM * kN));
     Bits *da = to_device(a), *db = to_device(b);
     float *dc = to_device(c), *dd = nullptr;
     EXPECT_EQ(cudaMalloc(&dd, c.size() * sizeof(float)), cudaSuccess);
-    if constexpr (F == Operand::f16)
-      mma_f16_problems<<<count, 32>>>(da, db, dc, dd);
-    else
+    if constexpr (F == Operand::f16) {
+      if (wgmma)
+        wgmma_f16_problems<<<count / 4, 128>>>(da, db, dc, dd);
+      else
+        mma_f16_problems<<<count, 32>>>(da, db, dc, dd);
+    } else {
       mma_tf32_problems<<<count, 32>>>(da, db, dc, dd);
+    }
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     std::vector<float> d(c.size());
     EXPECT_EQ(cudaMemcpy(d.data(), dd, d.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -165,18 +249,20 @@ Problems<F> make_problems(const Kind& kind, int count, std::uint32_t seed) {
   return p;
 }
 
+// wgmma: problem n's products take problem 4 (n / 4)'s b (wgmma_f16_problems).
 template <Operand F>
-void expect_model(const Kind& kind, std::uint32_t seed) {
+void expect_model(const Kind& kind, std::uint32_t seed, bool wgmma = false) {
   if (!kda::kernels::hopper_device().available) GTEST_SKIP() << kda::kernels::hopper_device().reason;
   constexpr int kProblems = 2048, k = kK<F>;
   const Problems<F> p = make_problems<F>(kind, kProblems, seed);
-  const std::vector<float> d = p.run();
+  const std::vector<float> d = p.run(wgmma);
   int mismatches = 0;
   for (int n = 0; n < kProblems; ++n)
     for (int i = 0; i < kM; ++i)
       for (int j = 0; j < kN; ++j) {
         float a[16], b[16];
-        for (int s = 0; s < k; ++s) a[s] = p.av[(n * kM + i) * k + s], b[s] = p.bv[(n * k + s) * kN + j];
+        const int nb = wgmma ? n / 4 * 4 : n;
+        for (int s = 0; s < k; ++s) a[s] = p.av[(n * kM + i) * k + s], b[s] = p.bv[(nb * k + s) * kN + j];
         const std::size_t at = (n * kM + i) * kN + j;
         const float want = kda::kernels::tensor_core::dot_add(F, k, a, b, p.c[at]);
         if (float_to_bits(d[at]) != float_to_bits(want) && ++mismatches <= 5)
@@ -200,6 +286,48 @@ TEST(TensorCoreHardware, F16MatchesTheModel) {
   expect_model<Operand::f16>(kOneScale, 4);
   expect_model<Operand::f16>(kSpread, 5);
   expect_model<Operand::f16>(kCancelling, 6);
+}
+
+TEST(TensorCoreHardware, WgmmaF16MatchesTheModel) {
+  expect_model<Operand::f16>(kOneScale, 7, true);
+  expect_model<Operand::f16>(kSpread, 8, true);
+  expect_model<Operand::f16>(kCancelling, 9, true);
+}
+
+// b through the descriptor at n = 16, in both majors (wgmma_f16_n16_problems), against the model.
+template <bool kMnMajor>
+void expect_descriptor_reading(std::uint32_t seed) {
+  if (!kda::kernels::hopper_device().available) GTEST_SKIP() << kda::kernels::hopper_device().reason;
+  constexpr int kProblems = 512, k = 16;
+  const Problems<Operand::f16> p = make_problems<Operand::f16>(kOneScale, kProblems, seed);
+  std::uint16_t *da = to_device(p.a), *db = to_device(p.b);
+  float *dc = to_device(p.c), *dd = nullptr;
+  const std::size_t outputs = static_cast<std::size_t>(kProblems) * kM * 2 * kN;
+  EXPECT_EQ(cudaMalloc(&dd, outputs * sizeof(float)), cudaSuccess);
+  wgmma_f16_n16_problems<kMnMajor><<<kProblems / 4, 128>>>(da, db, dc, dd);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> d(outputs);
+  EXPECT_EQ(cudaMemcpy(d.data(), dd, outputs * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd);
+  int mismatches = 0;
+  for (int n = 0; n < kProblems; ++n)
+    for (int i = 0; i < kM; ++i)
+      for (int j = 0; j < 2 * kN; ++j) {
+        float a[16], b[16];
+        const int nb = n / 4 * 4 + j / kN;
+        for (int s = 0; s < k; ++s) a[s] = p.av[(n * kM + i) * k + s], b[s] = p.bv[(nb * k + s) * kN + j % kN];
+        const float want = kda::kernels::tensor_core::dot_add(Operand::f16, k, a, b, p.c[(n * kM + i) * kN + j % kN]);
+        const float got = d[(static_cast<std::size_t>(n) * kM + i) * 2 * kN + j];
+        if (float_to_bits(got) != float_to_bits(want) && ++mismatches <= 5)
+          ADD_FAILURE() << (kMnMajor ? "n-major" : "k-major") << " b: problem " << n << " element (" << i << ", " << j
+                        << "): device " << got << ", model " << want;
+      }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(TensorCoreHardware, WgmmaReadsBThroughItsDescriptor) {
+  expect_descriptor_reading<false>(10);
+  expect_descriptor_reading<true>(11);
 }
 
 // The tf32 operand read: against an identity, with c = 0, every element is the other operand's
