@@ -890,6 +890,17 @@ struct ChunkCopies {
   }
 };
 
+// A buffer's arrays (at ScanLayout L's offsets).
+struct ChunkInputs {
+  const __half *w, *qg, *kg, *u, *aqk;
+  const float* decay;
+  template <class L>
+  __device__ static ChunkInputs of(const std::byte* buffer) {
+    const auto at = [&](std::size_t offset) { return reinterpret_cast<const __half*>(buffer + offset); };
+    return {at(L::w), at(L::qg), at(L::kg), at(L::u), at(L::aqk), reinterpret_cast<const float*>(buffer + L::decay)};
+  }
+};
+
 // The two parts of chunk slot's inputs for the block's value channels: part 0 w, qg and the block's u;
 // part 1 kg, Aqk and exp(Γlast).
 template <int K, ScanForm F>
@@ -1039,12 +1050,7 @@ __global__ void __launch_bounds__(ScanShape<F>::threads, ScanShape<F>::blocks_pe
     const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
     cp_async_wait_all();
     __syncthreads();
-    const auto* w = reinterpret_cast<const __half*>(buffer + L::w);
-    const auto* qg = reinterpret_cast<const __half*>(buffer + L::qg);
-    const auto* kg = reinterpret_cast<const __half*>(buffer + L::kg);
-    const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
-    const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
-    const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
+    const auto [w, qg, kg, u, aqk, decay] = ChunkInputs::of<L>(buffer);
     const int row = 16 * rb + g;  // this lane's token rows: row and row + 8
 
     // v_new = u - w S (fp16), rows 16 rb .. + 15, and this warp's qg S of o, which needs no v_new: one
@@ -1263,12 +1269,7 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
     const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
     cp_async_wait_all();
     __syncthreads();  // the chunk's inputs landed; every warp is done with chunk c - 1's buffer
-    const auto* w = reinterpret_cast<const __half*>(buffer + L::w);
-    const auto* qg = reinterpret_cast<const __half*>(buffer + L::qg);
-    const auto* kg = reinterpret_cast<const __half*>(buffer + L::kg);
-    const auto* u = reinterpret_cast<const __half*>(buffer + L::u);
-    const auto* aqk = reinterpret_cast<const __half*>(buffer + L::aqk);
-    const auto* decay = reinterpret_cast<const float*>(buffer + L::decay);
+    const auto [w, qg, kg, u, aqk, decay] = ChunkInputs::of<L>(buffer);
     if (c + 1 < end_chunk) {
       std::byte* next = scan_shared + (1 - parity) * L::buffer;
       prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 0),
