@@ -126,6 +126,17 @@ TEST(DecodeMath, SoftplusDecayEdgeValues) {
   EXPECT_EQ(log1p_unit(0.0f), 0.0f);
 }
 
+// exp2_normal_range rounds z to n by adding 1.5 x 2^23 (no conversion instructions): the same n as rint,
+// ties to even, and so the same bits as 2^(z - n) scaled by 2^n, on a grid of [-125, 64] that holds every
+// half-integer (the ties) and the quarters beside them.
+TEST(DecodeMath, Exp2NormalRangeRoundsAsRint) {
+  for (int i = -125 * 64; i <= 64 * 64; ++i) {
+    const float z = static_cast<float>(i) / 64, n = std::rint(z);
+    const float expected = std::ldexp(exp2_fraction(z - n), static_cast<int>(n));
+    ASSERT_EQ(float_to_bits(exp2_normal_range(z)), float_to_bits(expected)) << "z = " << z;
+  }
+}
+
 TEST(DecodeMath, EdgeValues) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(exp(0.0f), 1.0f);  // A = exp(A_log = 0) is exactly 1, as without A_log

@@ -139,7 +139,8 @@ KDA_HD void store_token_inputs(const DecodeParams& p, const TokenBits& b, int i,
 // as given (exp), the lower-bound gate lb * sigmoid(A x) (through exp_normal: it is never positive, and
 // exp_normal has exp's bits wherever alpha >= 1.65e-38, 0 below, which gives the same outputs in fp32 as
 // a subnormal decay) or the softplus gate's -A softplus(x) as one decay (math::softplus_decay, factor =
-// gate_factor); 1 past the chunk's length (g = 0: such rows decay nothing).
+// gate_factor); 1 past the chunk's length (g = 0: such rows decay nothing). gate_alpha_of takes the raw
+// gate widened (a kernel that widens two at a time), gate_alpha its bits as stored.
 template <int K>
 KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
   return p.gate_in_kernel && p.dt_bias.data ? access::load(p.dt_bias, (hv * K + d) * p.dt_bias.stride[0]) : 0.0f;
@@ -148,9 +149,7 @@ KDA_HD std::uint32_t gate_bits(const TokenColumn& g, const ChunkEntry& c, int i)
   return g.bits(loadable_token(c, i));
 }
 template <GateMode M>
-KDA_HD float gate_alpha(const DecodeParams& p, float factor, float bias, const ChunkEntry& c, int i,
-                        std::uint32_t bits) {
-  const float raw = access::widen_select(p.g.dtype, bits);
+KDA_HD float gate_alpha_of(const DecodeParams& p, float factor, float bias, const ChunkEntry& c, int i, float raw) {
   float alpha = 0.0f;
   if constexpr (M == GateMode::given)
     alpha = math::exp(raw);
@@ -159,6 +158,11 @@ KDA_HD float gate_alpha(const DecodeParams& p, float factor, float bias, const C
   else
     alpha = math::softplus_decay(math::add(raw, bias), factor);
   return math::select(i < c.length, alpha, 1.0f);
+}
+template <GateMode M>
+KDA_HD float gate_alpha(const DecodeParams& p, float factor, float bias, const ChunkEntry& c, int i,
+                        std::uint32_t bits) {
+  return gate_alpha_of<M>(p, factor, bias, c, i, access::widen_select(p.g.dtype, bits));
 }
 
 // beta of token i (0 past the chunk's length): as given, or factor * sigmoid(logit).

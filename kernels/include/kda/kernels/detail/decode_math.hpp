@@ -265,8 +265,9 @@ KDA_HD float exp2_fraction(float f) {  // 2^f for |f| <= 1/2
 // 2^z for z in [-125, 64]: 2^(z - n) with n = rint(z), scaled by an add to its exponent field (exact:
 // the result is normal).
 KDA_HD float exp2_normal_range(float z) {
-  const float n = rint(z);
-  return bits_to_float(float_to_bits(exp2_fraction(sub(z, n))) + (static_cast<std::uint32_t>(static_cast<int>(n)) << 23));
+  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23: z + kRound rounds z to an integer (ties to even)
+  const float m = add(z, kRound);        // whose bits end in n: m's bits shifted by 23 are n's exponent add
+  return bits_to_float(float_to_bits(exp2_fraction(sub(z, sub(m, kRound)))) + (float_to_bits(m) << 23));
 }
 KDA_HD float log1p_unit(float y) {  // ln(1 + y) for y in [0, 1], as y + y^2 q(y)
   float q = -3.243850777e-03f;
