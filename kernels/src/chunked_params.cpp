@@ -26,7 +26,7 @@ WorkspaceSizes sizes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::
 // over the SMs (32-channel tile-chunks times their cost at full occupancy). Microseconds a chunk of one
 // 32-channel tile, from prefill_bench's table of stage B in each form (H200, run of 2026-12-03T09:16Z;
 // 8 x 2048: double-buffered 0.498 ms, single-buffered 0.460, paired 0.424, wide 0.357, each over 248
-// tile-chunks an SM; the transposed form 0.314 in a run of about 2026-12-04T18:10Z, wide 0.357 there too); a
+// tile-chunks an SM; the transposed form, on wgmma, 0.306 in a run of about 2026-12-04T20:02Z, wide 0.356 there too); a
 // block of `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
 struct ScanFormCost {
   ScanForm form;
@@ -37,7 +37,7 @@ constexpr ScanFormCost kScanFormCosts[] = {{ScanForm::double_buffered, 1, 1, 2.0
                                            {ScanForm::single_buffered, 1, 2, 1.85},
                                            {ScanForm::paired, 2, 1, 1.71},
                                            {ScanForm::wide, 4, 1, 1.44},
-                                           {ScanForm::transposed, 4, 1, 1.27}};
+                                           {ScanForm::transposed, 4, 1, 1.23}};
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 
 #include "kda/kernels/chunked_prefill.hpp"
 #include "kda/kernels/detail/chunked_stage_a.hpp"
+#include "wgmma_f16.cuh"
 
 namespace kda::kernels {
 
@@ -106,13 +107,6 @@ __device__ __forceinline__ void a_fragment_of_transposed(std::uint32_t (&a)[4], 
 __device__ __forceinline__ void b_fragments(std::uint32_t (&b)[4], const __half* tile, int ld, int k0, int n0,
                                             int lane) {
   ldmatrix_x4_trans(b, tile + (k0 + lane / 8 % 2 * 8 + lane % 8) * ld + n0 + lane / 16 * 8);
-}
-// The f16 B fragments of a B stored by its columns, B[k][n] = tile[n][k] (rows n0 .. n0 + 15, columns k0 ..
-// k0 + 15 of a [n][k] tile): b[0], b[1] for the n-tile of rows n0 .., b[2], b[3] for n0 + 8 .., each pair in
-// adjacent registers as mma takes them.
-__device__ __forceinline__ void b_fragments_of_rows(std::uint32_t (&b)[4], const __half* tile, int ld, int n0, int k0,
-                                                    int lane) {
-  ldmatrix_x4(b, tile + (n0 + lane / 16 * 8 + lane % 8) * ld + k0 + lane / 8 % 2 * 8);
 }
 // acc[nt] += A B for n-tiles nt = 0, 1, B from b_fragments.
 __device__ __forceinline__ void times_b(const std::uint32_t (&a)[4], const std::uint32_t (&b)[4], float (&acc)[2][4]) {
@@ -926,15 +920,31 @@ struct ChunkCopies {
   static constexpr int kUCopies = kChunk * kUPieces / kThreads, kUStep = kThreads / kUPieces;
   static constexpr int kAqkCopies = kChunk * kChunk / 8 / kThreads, kAqkStep = kThreads / (kChunk / 8);
   static_assert(kChunk * kRowPieces % kThreads == 0 && kChunk * kUPieces % kThreads == 0 && K / 4 <= kThreads);
+  // The transposed form's w, qg, kg and Aqk as wgmma's B operands: 8 x 8 core matrices of 128 contiguous
+  // bytes (8 token rows of 8 channels), the one of token block tb and channel block cb at (8 cb + tb) 128
+  // bytes (CoreMatrices). Warp w copies token block w, lane 8 j + r token 8 w + r, channel block 4 m + j in
+  // copy m: a warp's copy is four whole core matrices (conflict-free stores).
+  static constexpr bool kCore = ScanShape<F>::transposed;
+  static_assert(!kCore || (kThreads == 256 && kRowCopies == K / 32 && kAqkCopies == 2));
+  static constexpr int kRowStepGlobal = kCore ? 32 : kRowStep * K, kRowStepShared = kCore ? 4096 : 2 * kRowStep * L::WLD;
+  static constexpr int kAqkStepGlobal = kCore ? 32 : kAqkStep * kChunk, kAqkStepShared = kCore ? 4096 : 2 * kAqkStep * L::ALD;
   int rows_shared, rows_global, u_shared, u_global, aqk_shared, aqk_global;
   bool decay;
   __device__ ChunkCopies(int tid, int block_tile, std::int64_t V) {
-    rows_shared = 2 * (tid / kRowPieces) * L::WLD + 16 * (tid % kRowPieces);
-    rows_global = tid / kRowPieces * K + 8 * (tid % kRowPieces);
+    if constexpr (kCore) {
+      const int w = tid / 32, r = tid % 8, j = tid % 32 / 8;
+      rows_shared = (8 * j + w) * 128 + 16 * r;
+      rows_global = (8 * w + r) * K + 8 * j;
+      aqk_shared = static_cast<int>(L::aqk) + rows_shared;
+      aqk_global = (8 * w + r) * kChunk + 8 * j;
+    } else {
+      rows_shared = 2 * (tid / kRowPieces) * L::WLD + 16 * (tid % kRowPieces);
+      rows_global = tid / kRowPieces * K + 8 * (tid % kRowPieces);
+      aqk_shared = static_cast<int>(L::aqk) + 2 * (tid / 8) * L::ALD + 16 * (tid % 8);
+      aqk_global = tid / 8 * kChunk + 8 * (tid % 8);
+    }
     u_shared = static_cast<int>(L::u) + 2 * (tid / kUPieces) * L::ULD + 16 * (tid % kUPieces);
     u_global = static_cast<int>(tid / kUPieces * V) + block_tile * L::columns + 8 * (tid % kUPieces);
-    aqk_shared = static_cast<int>(L::aqk) + 2 * (tid / 8) * L::ALD + 16 * (tid % 8);
-    aqk_global = tid / 8 * kChunk + 8 * (tid % 8);
     decay = tid < K / 4;
   }
 };
@@ -961,7 +971,7 @@ __device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const Chu
     const std::uint16_t* from = source + slot * kChunk * K + my.rows_global;
     std::byte* to = shared + offset + my.rows_shared;
 #pragma unroll
-    for (int m = 0; m < C::kRowCopies; ++m) cp_async16(to + 2 * m * C::kRowStep * L::WLD, from + m * C::kRowStep * K);
+    for (int m = 0; m < C::kRowCopies; ++m) cp_async16(to + m * C::kRowStepShared, from + m * C::kRowStepGlobal);
   };
   if (part == 0) {
     rows_of(P.work.w, L::w), rows_of(P.work.qg, L::qg);
@@ -975,7 +985,7 @@ __device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const Chu
   const std::uint16_t* aqk = P.work.aqk + slot * kChunk * kChunk + my.aqk_global;
 #pragma unroll
   for (int m = 0; m < C::kAqkCopies; ++m)
-    cp_async16(shared + my.aqk_shared + 2 * m * C::kAqkStep * L::ALD, aqk + m * C::kAqkStep * kChunk);
+    cp_async16(shared + my.aqk_shared + m * C::kAqkStepShared, aqk + m * C::kAqkStepGlobal);
   if (my.decay) cp_async16(shared + L::decay + 16 * threadIdx.x, P.work.decay + slot * K + 4 * threadIdx.x);
 }
 
@@ -1295,7 +1305,7 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
   cp_async_commit();
 
   // S^T in the accumulator layout: element (nt, x) is value channel v0 + vw + g (+ 8 for x >= 2), key
-  // channel 8 nt + 2 tq + (x & 1).
+  // channel 8 nt + 2 tq + (x & 1) (wgmma's m64 D: warp w % 4 of the warpgroup its 16 rows, as mma's C).
   auto value_of = [&](int x) { return v0 + vw + g + (x >= 2 ? 8 : 0); };
   auto key_of = [&](int nt, int x) { return 8 * nt + 2 * tq + (x & 1); };
   float S[NT][4];
@@ -1305,21 +1315,23 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
     for (int x = 0; x < 4; ++x)
       S[nt][x] = hs.in ? access::load(p.state_in, access::state_offset(p.state_in, value_of(x), key_of(nt, x)), hs.in)
                        : 0.0f;
-  // The A fragment of a k-step from two n-tiles' accumulators (or fp16 pairs of them): a0 (g, 2tq..+1),
-  // a1 (g + 8, 2tq..+1), a2 (g, 2tq + 8..+9), a3 (g + 8, 2tq + 8..+9).
-  const auto state_fragment = [&](int step, std::uint32_t (&a)[4]) {
-    a[0] = f16_pair(S[2 * step][0], S[2 * step][1]), a[1] = f16_pair(S[2 * step][2], S[2 * step][3]);
-    a[2] = f16_pair(S[2 * step + 1][0], S[2 * step + 1][1]), a[3] = f16_pair(S[2 * step + 1][2], S[2 * step + 1][3]);
+  // B operands by descriptor (CoreMatrices: token block tb, channel block cb at (8 cb + tb) 128 bytes):
+  // k along channels for w and qg (B[d][i] = w[i][d]) and along tokens j for Aqk (B[j][i] = Aqk[i][j]),
+  // both core-matrix rows 16 bytes of k; k along tokens for kg (B[j][d] = kg[j][d], rows 16 bytes of n).
+  const auto rows_b = [](const __half* tile, int tb, int cb) {
+    return wgmma_descriptor(tile + 64 * (8 * cb + tb), 8 * 128, 128);
   };
+  const auto keys_b = [](const __half* tile, int tb) { return wgmma_descriptor(tile + 64 * tb, 128, 8 * 128); };
 
   for (std::int64_t c = first_chunk; c < end_chunk; ++c) {
     const std::int64_t parity = (c - first_chunk) % 2;
     const std::byte* buffer = scan_shared + parity * L::buffer;
     const ChunkEntry e = P.chunks[c];  // loaded here, used after the wait: off the chain's critical path
     cp_async_wait_all();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the copies, visible to wgmma's reads
     __syncthreads();  // the chunk's inputs landed; every warp is done with chunk c - 1's buffer
     const auto [w, qg, kg, u, aqk, decay] = ChunkInputs::of<L>(buffer);
-    if (c + 1 < end_chunk) {
+    if (c + 1 < end_chunk) {  // issued first: issued after the first products, the copies made a chunk slower
       std::byte* next = scan_shared + (1 - parity) * L::buffer;
       prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 0),
           prefetch_chunk<K, F>(P, copies, (c + 1) * p.HV + hv, next, 1);
@@ -1338,9 +1350,18 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
                         S[nt][x], at);
     }
 
-    // By halves of the chunk's tokens (32 h ..: token pairs tp = 2 h, 2 h + 1, token tiles 4 h .. 4 h + 3),
-    // so that a half's accumulators leave room for the next k-step's fragments to be loaded before this
-    // step's products (software pipelining; the S^T A fragments are rounded once a half, four cvt a step).
+    // S^T as the A fragments of the k-steps over key channels, rounded to fp16 once a chunk: a0 (g, 2tq..+1),
+    // a1 (g + 8, 2tq..+1), a2 (g, 2tq + 8..+9), a3 (g + 8, 2tq + 8..+9) of n-tiles 2 step, 2 step + 1.
+    std::uint32_t sa[kSteps][4];
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step)
+      sa[step][0] = f16_pair(S[2 * step][0], S[2 * step][1]), sa[step][1] = f16_pair(S[2 * step][2], S[2 * step][3]),
+      sa[step][2] = f16_pair(S[2 * step + 1][0], S[2 * step + 1][1]),
+      sa[step][3] = f16_pair(S[2 * step + 1][2], S[2 * step + 1][3]);
+
+    // By halves of the chunk's tokens (32 h ..: token pairs 2 h, 2 h + 1, token tiles 4 h .. 4 h + 3), o^T of
+    // each token pair its own accumulator array (parts of one array at different widths made ptxas
+    // serialize the wgmma).
     std::uint32_t vn[kTokenTiles][2];  // v_new^T as fp16 pairs: (c0, c1) and (c2, c3) of token tile nt
     const auto vnew_fragment = [](const std::uint32_t (&v)[kTokenTiles][2], int step, std::uint32_t (&a)[4]) {
       a[0] = v[2 * step][0], a[1] = v[2 * step][1], a[2] = v[2 * step + 1][0], a[3] = v[2 * step + 1][1];
@@ -1354,29 +1375,18 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
 #pragma unroll
       for (int t = 0; t < 2; ++t)
         ldmatrix_x4_trans(ut[t], u + (16 * (2 * h + t) + lane / 16 * 8 + lane % 8) * L::ULD + vw + lane / 8 % 2 * 8);
-      // v_new^T = u^T - S^T w^T and o^T = S^T qg^T, token tiles as n-tiles: B[d][i] = w[i][d], so both
-      // tiles' fragments are b_fragments_of_rows of their 16 token rows.
-      float acc[4][4] = {}, o[4][4] = {};
-      std::uint32_t frag[2][2][2][4];  // [step parity][token pair][w, qg]
-      const auto load_step = [&](int step, std::uint32_t (&f)[2][2][4]) {
-#pragma unroll
-        for (int t = 0; t < 2; ++t)
-          b_fragments_of_rows(f[t][0], w, L::WLD, 16 * (2 * h + t), 16 * step, lane),
-              b_fragments_of_rows(f[t][1], qg, L::WLD, 16 * (2 * h + t), 16 * step, lane);
-      };
-      load_step(0, frag[0]);
+      // v_new^T = u^T - S^T w^T (n = the half's 32 tokens) and o^T = S^T qg^T (n = each token pair's 16).
+      float acc[4][4], o[2][2][4];
+      wgmma_zero(acc), wgmma_zero(o[0]), wgmma_zero(o[1]);
+      wgmma_fence();
 #pragma unroll
       for (int step = 0; step < kSteps; ++step) {
-        if (step + 1 < kSteps) load_step(step + 1, frag[(step + 1) % 2]);
-        std::uint32_t a[4];
-        state_fragment(step, a);
-        const auto& f = frag[step % 2];
+        wgmma_m64n32k16<0>(acc, sa[step], rows_b(w, 4 * h, 2 * step));
 #pragma unroll
-        for (int t = 0; t < 2; ++t) {
-          mma_f16(acc[2 * t], a, f[t][0][0], f[t][0][1]), mma_f16(acc[2 * t + 1], a, f[t][0][2], f[t][0][3]);
-          mma_f16(o[2 * t], a, f[t][1][0], f[t][1][1]), mma_f16(o[2 * t + 1], a, f[t][1][2], f[t][1][3]);
-        }
+        for (int t = 0; t < 2; ++t) wgmma_m64n16k16<0>(o[t], sa[step], rows_b(qg, 4 * h + 2 * t, 2 * step));
       }
+      wgmma_commit();
+      wgmma_wait_all();
 #pragma unroll
       for (int l = 0; l < 4; ++l)
 #pragma unroll
@@ -1386,18 +1396,17 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
               f16_pair(math::sub(__low2float(pair), acc[l][2 * x]), math::sub(__high2float(pair), acc[l][2 * x + 1]));
         }
       // o^T += v_new^T Aqk^T: token pair tp takes the k-steps js <= tp (Aqk is 0 above the diagonal).
+      wgmma_fence();
 #pragma unroll
       for (int js = 0; js <= 2 * h + 1; ++js) {
         std::uint32_t a[4];
         vnew_fragment(vn, js, a);
 #pragma unroll
         for (int t = 0; t < 2; ++t)
-          if (js <= 2 * h + t) {
-            std::uint32_t b[4];
-            b_fragments_of_rows(b, aqk, L::ALD, 16 * (2 * h + t), 16 * js, lane);
-            mma_f16(o[2 * t], a, b[0], b[1]), mma_f16(o[2 * t + 1], a, b[2], b[3]);
-          }
+          if (js <= 2 * h + t) wgmma_m64n16k16<0>(o[t], a, rows_b(aqk, 2 * (2 * h + t), 2 * js));
       }
+      wgmma_commit();
+      wgmma_wait_all();
       if constexpr (kO == OStore::any) {
 #pragma unroll
         for (int l = 0; l < 4; ++l)
@@ -1406,7 +1415,7 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
             const int i = 8 * (4 * h + l) + 2 * tq + (x & 1);
             if (i < e.length)
               access::store(p.o, e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
-                                     value_of(x) * p.o.stride[3], o[l][x]);
+                                     value_of(x) * p.o.stride[3], o[l / 2][l % 2][x]);
           }
       } else {
         // Transposed, lane 4 g + tq holds token 8 nt + g, channels vw + 2 tq, + 1 (and + 8).
@@ -1416,37 +1425,34 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
 #pragma unroll
         for (int l = 0; l < 4; ++l) {
           const int nt = 4 * h + l;
-          const std::uint32_t lo = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, o[l][0], o[l][1]));
-          const std::uint32_t hi = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, o[l][2], o[l][3]));
+          const float(&ol)[4] = o[l / 2][l % 2];
+          const std::uint32_t lo = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, ol[0], ol[1]));
+          const std::uint32_t hi = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, ol[2], ol[3]));
           if (8 * nt + g < e.length) at[nt * token_words] = lo, at[nt * token_words + 4] = hi;
         }
       }
     }
 
-    // S^T = exp(Γlast) S^T + v_new^T kg: B[j][d] = kg[j][d], b_fragments of kg's rows j (k-major); the next
-    // k-step's fragments loaded before this step's products.
+    // S^T = exp(Γlast) S^T + v_new^T kg (n = every key channel).
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       const float2 d = *reinterpret_cast<const float2*>(&decay[key_of(nt, 0)]);
       S[nt][0] = math::mul(d.x, S[nt][0]), S[nt][1] = math::mul(d.y, S[nt][1]);
       S[nt][2] = math::mul(d.x, S[nt][2]), S[nt][3] = math::mul(d.y, S[nt][3]);
     }
-    std::uint32_t kb[2][NT / 2][4];  // [step parity][key channel pair dp]
-    const auto load_keys = [&](int js, std::uint32_t (&b)[NT / 2][4]) {
-#pragma unroll
-      for (int dp = 0; dp < NT / 2; ++dp) b_fragments(b[dp], kg, L::WLD, 16 * js, 16 * dp, lane);
-    };
-    load_keys(0, kb[0]);
+    wgmma_fence();
 #pragma unroll
     for (int js = 0; js < kTokenSteps; ++js) {
-      if (js + 1 < kTokenSteps) load_keys(js + 1, kb[(js + 1) % 2]);
       std::uint32_t a[4];
       vnew_fragment(vn, js, a);
-#pragma unroll
-      for (int dp = 0; dp < NT / 2; ++dp)
-        mma_f16(S[2 * dp], a, kb[js % 2][dp][0], kb[js % 2][dp][1]),
-            mma_f16(S[2 * dp + 1], a, kb[js % 2][dp][2], kb[js % 2][dp][3]);
+      if constexpr (K == 128)
+        wgmma_m64n128k16<1>(S, a, keys_b(kg, 2 * js));
+      else
+        wgmma_m64n64k16<1>(S, a, keys_b(kg, 2 * js));
     }
+    wgmma_commit();
+    wgmma_wait_all();  // here, not at the next chunk's start: a batch open across the loop's back edge made
+                       // ptxas serialize every wgmma (C7515)
   }
 
   if (hs.out)
