@@ -75,7 +75,7 @@ decode_part() {
 
 prefill_part() {
   step chunked-resource-usage 20 cuobjdump --dump-resource-usage "$bin/prefill_bench"
-  step chunked-hmma 20 bash -c "cuobjdump -sass '$bin/prefill_bench' | grep -c HMMA"
+  step chunked-tensor-core-instructions 20 bash -c "cuobjdump -sass '$bin/prefill_bench' | grep -oE 'HG?MMA' | sort | uniq -c"
   step tensor-core-model 60 bash -c 'no_skips "$@"' _ "$bin/tensor_core_hardware_test"
   step chunked-cuda-vs-simulation 300 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_vs_sim_test"
   step chunked-catalogue 240 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_catalogue_test"

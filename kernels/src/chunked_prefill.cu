@@ -21,7 +21,7 @@
 
 #include "kda/kernels/chunked_prefill.hpp"
 #include "kda/kernels/detail/chunked_stage_a.hpp"
-#include "wgmma_f16.cuh"
+#include "kda/kernels/detail/wgmma_f16.cuh"
 
 namespace kda::kernels {
 
@@ -1266,19 +1266,20 @@ __device__ __forceinline__ std::uint32_t transposed_pair(std::uint32_t pair) {
   return out;
 }
 
-// Stage B's transposed form (ScanForm::transposed), one block of 8 warps per (sequence, value head) at
-// V = 128: warp w keeps value rows 16 w .. 16 w + 15 of the transposed state S^T (V x K) in the
-// accumulators of K / 8 n-tiles, so that the state is an A operand as it stands (an n-tile pair's
+// Stage B's transposed form (ScanForm::transposed), one block of 8 warps (two warpgroups) per (sequence,
+// value head) at V = 128: warp w keeps value rows 16 w .. 16 w + 15 of the transposed state S^T (V x K) in
+// the accumulators of K / 8 n-tiles, so that the state is an A operand as it stands (an n-tile pair's
 // accumulators, rounded to fp16 pairs, are the A fragment of a k-step) and never goes through shared
 // memory, and so is v_new^T:
 //   v_new^T = u^T - S^T w^T,  o^T = S^T qg^T + v_new^T Aqk^T,  S^T = exp(Γlast) S^T + v_new^T kg,
 // each output element's products in the same k-steps and order as scan_kernel's (so the same bits: the
-// tensor core's sum does not depend on which operand is A, tensor_core_model.hpp). Only the chunk's inputs
-// (w, qg, kg and Aqk as B fragments by ldmatrix, u in v_new^T's accumulator layout by ldmatrix.trans) are
-// read from shared memory; the warps share nothing else, so a chunk has one barrier (its inputs landed,
-// every warp done with the buffer the next chunk's copies then overwrite). Inputs double-buffered as in
-// the double-buffered form (ChunkCopies, prefetch_chunk). o^T's pairs of tokens become pairs of channels by
-// movmatrix, two channels a 4-byte store.
+// tensor core's sum does not depend on which operand is A, nor on mma.sync or wgmma, tensor_core_model.hpp
+// and its hardware test). The products are wgmma of each warpgroup's 64 value rows, A from registers and B
+// (w, qg, kg, Aqk) read by the tensor cores from shared memory through descriptors, the inputs copied there
+// as 8 x 8 core matrices (ChunkCopies); u is read in v_new^T's accumulator layout by ldmatrix.trans. The
+// warps share nothing else, so a chunk has one barrier (its inputs landed, every warp done with the buffer
+// the next chunk's copies then overwrite). Inputs double-buffered as in the double-buffered form
+// (prefetch_chunk). o^T's pairs of tokens become pairs of channels by movmatrix, two channels a 4-byte store.
 template <int K, OStore kO>
 __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, ScanShape<ScanForm::transposed>::blocks_per_sm)
     scan_transposed_kernel(const __grid_constant__ ChunkedParams P, const int tiles) {

@@ -7,7 +7,8 @@
 //     that the alignment cut decides the low bits), cancelling pairs, zeros, and fp16 subnormals, with
 //     accumulators of full 24-bit significands;
 //   - wgmma.m64n8k16 f16 (A from registers, B from shared memory) computes as m16n8k16 does: the model
-//     holds for it too (stage B's products could move to it: docs/cuda-prefill.md, "What limits it").
+//     holds for it too, and it reads B through a descriptor as stage B's transposed form lays B out
+//     (kda/kernels/detail/wgmma_f16.cuh, whose wrappers the n = 16 problems call).
 // Skips without an sm_90 device.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include "kda/kernels/detail/decode_access.hpp"
 #include "kda/kernels/device.hpp"
 #include "kda/kernels/tensor_core_model.hpp"
+#include "kda/kernels/detail/wgmma_f16.cuh"
 
 namespace {
 
@@ -127,25 +129,18 @@ __global__ void wgmma_f16_n16_problems(const std::uint16_t* a, const std::uint16
   d += (blockIdx.x * 64 + warp * kM) * 2 * kN;
   const auto at = [&](int row, int col) { return pair(a[row * k + col], a[row * k + col + 1]); };
   const std::uint32_t af[4] = {at(g, 2 * tq), at(g + 8, 2 * tq), at(g, 2 * tq + 8), at(g + 8, 2 * tq + 8)};
-  float acc[8];
+  // Through the kernel's own wrappers (wgmma_f16.cuh), as stage B's transposed form calls them.
+  float acc[2][4];
   for (int h = 0; h < 2; ++h)
-    acc[4 * h] = c[g * kN + 2 * tq], acc[4 * h + 1] = c[g * kN + 2 * tq + 1], acc[4 * h + 2] = c[(g + 8) * kN + 2 * tq],
-    acc[4 * h + 3] = c[(g + 8) * kN + 2 * tq + 1];
-  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(b_tile));
-  const std::uint64_t descriptor =
-      (address & 0x3ffffu) >> 4 | std::uint64_t{kAlongK >> 4} << 16 | std::uint64_t{kAlongN >> 4} << 32;
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, "
-      "p, 1, 1, %13;\n}\n"
-      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7])
-      : "r"(af[0]), "r"(af[1]), "r"(af[2]), "r"(af[3]), "l"(descriptor), "n"(kMnMajor ? 1 : 0));
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    acc[h][0] = c[g * kN + 2 * tq], acc[h][1] = c[g * kN + 2 * tq + 1], acc[h][2] = c[(g + 8) * kN + 2 * tq],
+    acc[h][3] = c[(g + 8) * kN + 2 * tq + 1];
+  kda::kernels::wgmma_fence();
+  kda::kernels::wgmma_m64n16k16<kMnMajor ? 1 : 0>(acc, af, kda::kernels::wgmma_descriptor(b_tile, kAlongK, kAlongN));
+  kda::kernels::wgmma_commit();
+  kda::kernels::wgmma_wait_all();
   for (int h = 0; h < 2; ++h) {
-    d[g * 2 * kN + 8 * h + 2 * tq] = acc[4 * h], d[g * 2 * kN + 8 * h + 2 * tq + 1] = acc[4 * h + 1];
-    d[(g + 8) * 2 * kN + 8 * h + 2 * tq] = acc[4 * h + 2], d[(g + 8) * 2 * kN + 8 * h + 2 * tq + 1] = acc[4 * h + 3];
+    d[g * 2 * kN + 8 * h + 2 * tq] = acc[h][0], d[g * 2 * kN + 8 * h + 2 * tq + 1] = acc[h][1];
+    d[(g + 8) * 2 * kN + 8 * h + 2 * tq] = acc[h][2], d[(g + 8) * 2 * kN + 8 * h + 2 * tq + 1] = acc[h][3];
   }
 }
 
