@@ -158,86 +158,80 @@ __device__ __forceinline__ bool packed_rows(const TensorRef& t) {
 // ---------------------------------------------------------------------------------------------------
 // Stage A, first kernel, the gates: one block of 256 threads per (chunk c, value head hv), blockIdx.x =
 // c * HV + hv, writing alpha = exp(g) of every (token, key channel) to the workspace
-// (stage_a::gate_alpha). A thread keeps one key channel d and takes tokens tid / K + (256 / K) n in
-// groups of four, the next group's loads in flight while a group is computed (eight tokens a thread with
+// (stage_a::gate_alpha). A thread keeps one key channel d (two where g allows: gate_pairs) and takes tokens
+// tid / K + (256 / K) n in groups of four, the next group's loads in flight while a group is computed (eight tokens a thread with
 // all loads up front, in blocks of 1024, measured slower: 0.170 against 0.158 ms at 1 x 8192). A kernel
 // of its own: the gate's polynomials were a fifth of the prepare kernel's instructions, issued there at
 // one block per SM; here, with a few dozen registers and no shared memory, at full occupancy.
 constexpr int kGateThreads = 256;
 
-template <int K, GateMode M>
-__device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t hv, float* alpha) {
-  const int tid = static_cast<int>(threadIdx.x), d = tid % K;
-  const float factor = gate_factor<M>(p, hv), bias = channel_bias<K>(p, hv, d);
-  const TokenColumn g = token_column(p.g, e, hv, d);
-  constexpr int kStep = kGateThreads / K, kGroup = 4;
-  static_assert(kGateThreads % K == 0 && kChunk % (kStep * kGroup) == 0);
-  // The column walked by pointer (an add per load, not the offset's 64-bit multiplies); a token past the
-  // length loads the last one instead (a select of the address: gate_alpha selects 1 for such a token
-  // whatever its bits, and a load under a condition became a branch around it).
-  // Software-pipelined: a group's loads are issued before the previous group's elements are computed,
-  // so that about 60 instructions an element cover their latency (the last pass loads the last token's
-  // address again, unused).
-  const std::byte* at = g.at(tid / K);
+// The walk of a thread's kWidth channels d .. d + kWidth - 1 (d = kWidth (tid % (K / kWidth))), tokens
+// tid / (K / kWidth) + step n, by pointer (an add per load, not the offset's 64-bit multiplies); a token
+// past the length loads the last one instead (a select of the address: gate_alpha selects 1 for such a
+// token whatever its bits, and a load under a condition became a branch around it). Software-pipelined: a
+// group's loads are issued before the previous group's elements are computed, so that about 50
+// instructions an element cover their latency (the last pass loads the last token's address again,
+// unused). load(address) gives an element's (or pair's) bits, emit(out, i, bits) writes token i's alphas.
+template <int K, int kWidth>
+__device__ __forceinline__ int gate_channel() {
+  return kWidth * (static_cast<int>(threadIdx.x) % (K / kWidth));
+}
+template <int K, int kWidth, class Load, class Emit>
+__device__ __forceinline__ void walk_gate_column(const TokenColumn& g, const ChunkEntry& e, float* alpha, Load load,
+                                                 Emit emit) {
+  constexpr int kLanes = K / kWidth, kStep = kGateThreads / kLanes, kGroup = 4;
+  static_assert(kGateThreads % kLanes == 0 && kChunk % (kStep * kGroup) == 0);
+  const int first = static_cast<int>(threadIdx.x) / kLanes;
+  const std::byte* at = g.at(first);
   const std::byte* const last = g.at(e.length - 1);
   const std::int64_t step = kStep * g.step;
-  float* out = alpha + tid / K * K + d;
+  float* out = alpha + first * K + gate_channel<K, kWidth>();
   std::uint32_t bits[kGroup];
   const auto load_group = [&](int i0, std::uint32_t (&to)[kGroup]) {
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n, at += step) to[n] = g.bits_at(i0 + kStep * n < e.length ? at : last);
+    for (int n = 0; n < kGroup; ++n, at += step) to[n] = load(i0 + kStep * n < e.length ? at : last);
   };
-  load_group(tid / K, bits);
+  load_group(first, bits);
 #pragma unroll 1
-  for (int i0 = tid / K; i0 < kChunk; i0 += kStep * kGroup) {
+  for (int i0 = first; i0 < kChunk; i0 += kStep * kGroup) {
     std::uint32_t next[kGroup];
     load_group(i0 + kStep * kGroup, next);
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n, out += kStep * K) *out = gate_alpha<M>(p, factor, bias, e, i0 + kStep * n, bits[n]);
+    for (int n = 0; n < kGroup; ++n, out += kStep * K) emit(out, i0 + kStep * n, bits[n]);
 #pragma unroll
     for (int n = 0; n < kGroup; ++n) bits[n] = next[n];
   }
 }
 
-// The same where g is 16-bit with contiguous channels and 4-byte aligned rows (the serving case): a thread
-// keeps channel pair d, d + 1 (d = 2 (tid % (K / 2))), one 4-byte load and one 8-byte store per two
-// elements (one element a load and a store took 17 of the loop's 59 instructions an element), bf16
-// widened by a shift and a mask.
+// A channel a thread, any g.
+template <int K, GateMode M>
+__device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t hv, float* alpha) {
+  const int d = gate_channel<K, 1>();
+  const float factor = gate_factor<M>(p, hv), bias = channel_bias<K>(p, hv, d);
+  const TokenColumn g = token_column(p.g, e, hv, d);
+  walk_gate_column<K, 1>(
+      g, e, alpha, [&](const std::byte* at) { return g.bits_at(at); },
+      [&](float* out, int i, std::uint32_t bits) { *out = gate_alpha<M>(p, factor, bias, e, i, bits); });
+}
+
+// A channel pair a thread where g is 16-bit with contiguous channels and 4-byte aligned rows (the serving
+// case): one 4-byte load and one 8-byte store per two elements (one element a load and a store took 17 of
+// the loop's 59 instructions an element), bf16 widened by a shift and a mask.
 template <int K, GateMode M, bool kBf16>
 __device__ void gate_pairs(const DecodeParams& p, const ChunkEntry& e, std::int64_t hv, float* alpha) {
-  constexpr int kPairs = K / 2, kStep = kGateThreads / kPairs, kGroup = 4;
-  static_assert(kGateThreads % kPairs == 0 && kChunk % (kStep * kGroup) == 0);
-  const int tid = static_cast<int>(threadIdx.x), d = 2 * (tid % kPairs);
+  const int d = gate_channel<K, 2>();
   const float factor = gate_factor<M>(p, hv), bias0 = channel_bias<K>(p, hv, d), bias1 = channel_bias<K>(p, hv, d + 1);
-  const TokenColumn g = token_column(p.g, e, hv, d);
-  const std::byte* at = g.at(tid / kPairs);
-  const std::byte* const last = g.at(e.length - 1);
-  const std::int64_t step = kStep * g.step;
-  float* out = alpha + tid / kPairs * K + d;
-  std::uint32_t bits[kGroup];
-  const auto load_group = [&](int i0, std::uint32_t (&to)[kGroup]) {
-#pragma unroll
-    for (int n = 0; n < kGroup; ++n, at += step)
-      to[n] = *reinterpret_cast<const std::uint32_t*>(i0 + kStep * n < e.length ? at : last);
-  };
   const auto widen = [&](std::uint32_t pair, int half) {
     if constexpr (kBf16) return __uint_as_float(half == 0 ? pair << 16 : pair & 0xffff0000u);
     return access::widen_select(p.g.dtype, half == 0 ? pair & 0xffffu : pair >> 16);
   };
-  load_group(tid / kPairs, bits);
-#pragma unroll 1
-  for (int i0 = tid / kPairs; i0 < kChunk; i0 += kStep * kGroup) {
-    std::uint32_t next[kGroup];
-    load_group(i0 + kStep * kGroup, next);
-#pragma unroll
-    for (int n = 0; n < kGroup; ++n, out += kStep * K) {
-      const int i = i0 + kStep * n;
-      *reinterpret_cast<float2*>(out) = make_float2(gate_alpha_of<M>(p, factor, bias0, e, i, widen(bits[n], 0)),
-                                                    gate_alpha_of<M>(p, factor, bias1, e, i, widen(bits[n], 1)));
-    }
-#pragma unroll
-    for (int n = 0; n < kGroup; ++n) bits[n] = next[n];
-  }
+  walk_gate_column<K, 2>(
+      token_column(p.g, e, hv, d), e, alpha,
+      [](const std::byte* at) { return *reinterpret_cast<const std::uint32_t*>(at); },
+      [&](float* out, int i, std::uint32_t pair) {
+        *reinterpret_cast<float2*>(out) = make_float2(gate_alpha_of<M>(p, factor, bias0, e, i, widen(pair, 0)),
+                                                      gate_alpha_of<M>(p, factor, bias1, e, i, widen(pair, 1)));
+      });
 }
 
 template <int K, GateMode M>
