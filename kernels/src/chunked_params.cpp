@@ -26,8 +26,8 @@ WorkspaceSizes sizes(std::int64_t chunks, std::int64_t HV, std::int64_t K, std::
 // over the SMs (32-channel tile-chunks times their cost at full occupancy). Microseconds a chunk of one
 // 32-channel tile, from prefill_bench's table of stage B in each form (H200, run of 2026-12-03T09:16Z;
 // 8 x 2048: double-buffered 0.498 ms, single-buffered 0.460, paired 0.424, wide 0.357, each over 248
-// tile-chunks an SM; the transposed form, on wgmma, 0.306 in a run of about 2026-12-04T20:02Z, wide 0.356 there too); a
-// block of `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
+// tile-chunks an SM; the transposed form, on wgmma, 0.306 in a run of about 2026-12-04T20:02Z, wide 0.356
+// there too); a block of `tiles` tiles takes tiles * cost a chunk, and two single-buffered blocks share an SM.
 struct ScanFormCost {
   ScanForm form;
   int tiles, blocks_per_sm;

@@ -881,6 +881,7 @@ struct ScanShape {
 
 template <int K, ScanForm F>
 struct ScanLayout {  // byte offsets into dynamic shared memory; row strides padded against bank conflicts
+  // (the transposed form's w, qg, kg and Aqk are unpadded core matrices inside the same room)
   static constexpr int columns = ScanShape<F>::columns;
   static constexpr int WLD = K + 8;          // halfs: w, qg, kg rows
   static constexpr int ULD = columns + 8;    // halfs: u rows (the block's value channels)
@@ -916,12 +917,16 @@ struct ChunkCopies {
   static_assert(kChunk * kRowPieces % kThreads == 0 && kChunk * kUPieces % kThreads == 0 && K / 4 <= kThreads);
   // The transposed form's w, qg, kg and Aqk as wgmma's B operands: 8 x 8 core matrices of 128 contiguous
   // bytes (8 token rows of 8 channels), the one of token block tb and channel block cb at (8 cb + tb) 128
-  // bytes (CoreMatrices). Warp w copies token block w, lane 8 j + r token 8 w + r, channel block 4 m + j in
+  // bytes. Warp w copies token block w, lane 8 j + r token 8 w + r, channel block 4 m + j in
   // copy m: a warp's copy is four whole core matrices (conflict-free stores).
   static constexpr bool kCore = ScanShape<F>::transposed;
   static_assert(!kCore || (kThreads == 256 && kRowCopies == K / 32 && kAqkCopies == 2));
-  static constexpr int kRowStepGlobal = kCore ? 32 : kRowStep * K, kRowStepShared = kCore ? 4096 : 2 * kRowStep * L::WLD;
-  static constexpr int kAqkStepGlobal = kCore ? 32 : kAqkStep * kChunk, kAqkStepShared = kCore ? 4096 : 2 * kAqkStep * L::ALD;
+  // (a copy m further: four channel blocks on, 32 channels, 4 x 8 core matrices)
+  static constexpr int kCoreStepGlobal = 32, kCoreStepShared = 4 * 8 * 128;
+  static constexpr int kRowStepGlobal = kCore ? kCoreStepGlobal : kRowStep * K,
+                       kRowStepShared = kCore ? kCoreStepShared : 2 * kRowStep * L::WLD;
+  static constexpr int kAqkStepGlobal = kCore ? kCoreStepGlobal : kAqkStep * kChunk,
+                       kAqkStepShared = kCore ? kCoreStepShared : 2 * kAqkStep * L::ALD;
   int rows_shared, rows_global, u_shared, u_global, aqk_shared, aqk_global;
   bool decay;
   __device__ ChunkCopies(int tid, int block_tile, std::int64_t V) {
@@ -1310,7 +1315,7 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
     for (int x = 0; x < 4; ++x)
       S[nt][x] = hs.in ? access::load(p.state_in, access::state_offset(p.state_in, value_of(x), key_of(nt, x)), hs.in)
                        : 0.0f;
-  // B operands by descriptor (CoreMatrices: token block tb, channel block cb at (8 cb + tb) 128 bytes):
+  // B operands by descriptor (ChunkCopies' core matrices: token block tb, channel block cb at (8 cb + tb) 128 bytes):
   // k along channels for w and qg (B[d][i] = w[i][d]) and along tokens j for Aqk (B[j][i] = Aqk[i][j]),
   // both core-matrix rows 16 bytes of k; k along tokens for kg (B[j][d] = kg[j][d], rows 16 bytes of n).
   const auto rows_b = [](const __half* tile, int tb, int cb) {
