@@ -18,7 +18,12 @@ __device__ __forceinline__ std::uint64_t wgmma_descriptor(const void* shared, st
 // before those registers are read.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Until at most kPending of the warpgroup's committed batches are still in flight (they complete in order).
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() { wgmma_wait<0>(); }
 
 // Accumulators set to +0 by instructions that stay before the next wgmma_fence (a plain zeroing may be
 // scheduled after it, and ptxas then serializes the batch's wgmma: C7515).
