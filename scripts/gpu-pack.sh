@@ -22,10 +22,7 @@ cp "$dir"/tests/gpu/{chunked_cuda_vs_sim_test,chunked_cuda_catalogue_test,tensor
 cp "$dir"/bench/gpu/{decode_bench,prefill_bench} "$dir"/adapters/examples/cuda_plugin/cuda_plugin.so \
   "$dir"/tools/kda-oracle/kda-oracle .carry/bin/
 strip --strip-unneeded .carry/bin/*  # the device tool carries at most 64 MiB
-# The GPU image has its own (newer) glibc, libstdc++ and driver: those stay behind.
-for bin in .carry/bin/*; do ldd "$bin"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
-  grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda)\.so' |
-  while read -r lib; do cp -L "$lib" .carry/lib/; done
+bash scripts/carry-libs.sh .carry/lib .carry/bin/*
 bash scripts/fla-pack.sh
 git describe --always --dirty >.carry/commit 2>/dev/null || true
 ls .carry/bin .carry/lib
