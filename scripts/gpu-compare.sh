@@ -3,7 +3,8 @@
 # each packed build's CUDA-vs-simulation cases (KDA_COMPARE_TESTS, a gtest filter; by default stage B's
 # transposed and double-buffered forms), then `prefill_bench --reps 20 --timing-only` of every build in turn,
 # ROUNDS times (2 by default), so that the device's drift falls on every build alike. Prints the benchmark
-# table's rows, each tagged with its build and round; exits non-zero if a build's cases failed.
+# table's rows and the prepare kernel's phase rows (so that builds that change different phases can be told
+# apart in one build), each tagged with its build and round; exits non-zero if a build's cases failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 rounds=${1:-2}
@@ -21,11 +22,14 @@ for b in $builds; do
   grep -q 'SKIPPED' "$dir/$b.tests" && { status=1; echo "cases skipped: no CUDA device?"; }
 done
 echo "== prefill_bench --reps 20 --timing-only: build, round, then the table's row (packing | tokens | stage A" \
-  "| of which gates | stage B | total | TFLOP/s | ...)"
+  "| of which gates | stage B | total | TFLOP/s | ...), then 'phases' and the prepare kernel's phase row (packing |" \
+  "inputs | l2norm | diagonal sub-blocks | decay chains | off-diagonal | right-hand sides, diagonal inverses |" \
+  "inverse's levels | products and stores: share (ms))"
 for r in $(seq "$rounds"); do
   for b in $builds; do
     if "$dir/$b/prefill_bench" --reps 20 --timing-only >"$dir/$b.bench" 2>&1; then
       grep -E '^\| [0-9x,]+ \| [0-9]+ \|' "$dir/$b.bench" | sed "s/^/$b r$r /"
+      grep -E '^\| [0-9x,]+ \| [0-9]+% \(' "$dir/$b.bench" | sed "s/^/$b r$r phases /"
     else
       status=1
       echo "$b r$r: prefill_bench failed:"
