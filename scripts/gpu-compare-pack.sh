@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # gpu-compare-pack.sh [REF...]: builds chunked_cuda_vs_sim_test and prefill_bench (sm_90a) of each git REF
 # (a commit, branch or tag; HEAD if none: committed code only) in a worktree and build folder of its own under
-# build-compare/<commit>/, kept for the next call, and packs the builds, a folder each named <n>-<REF>-<commit>
-# in the order given, with the libraries they load, into build-compare/compare.tgz. Then, with the device
-# tool and carry ["build-compare/compare.tgz"]: `bash scripts/gpu-compare.sh` (docs/cuda-prefill.md,
-# "Comparing builds").
+# build-compare/<commit>/ (scripts/ref-build.sh), kept for the next call, and packs the builds, a folder each
+# named <n>-<REF>-<commit> in the order given, with the libraries they load, into build-compare/compare.tgz.
+# Then, with the device tool and carry ["build-compare/compare.tgz"]: `bash scripts/gpu-compare.sh`
+# (docs/cuda-prefill.md, "Comparing builds").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- HEAD
@@ -15,19 +15,8 @@ n=0
 for ref in "$@"; do
   n=$((n + 1))
   commit=$(git rev-parse --short=9 "$ref^{commit}")
-  src=$root/$commit/src build=$root/$commit/build
-  if [ -d "$src" ]; then
-    git -C "$src" checkout -q --detach "$commit"
-  else
-    mkdir -p "$root/$commit"
-    git worktree prune  # a worktree whose folder was deleted would block the path
-    git worktree add -q --detach "$src" "$commit"
-  fi
-  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKDA_ENABLE_CUDA=ON >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; exit 1; }
+  build=$(bash scripts/ref-build.sh "$ref" chunked_cuda_vs_sim_test prefill_bench | tail -n 1)
   grep -q "CUDA kernels ON" "$build.configure.log" || { echo "gpu-compare-pack: nvcc not found" >&2; exit 1; }
-  echo "gpu-compare-pack: $ref ($commit)"
-  cmake --build "$build" -j"$(nproc)" --target chunked_cuda_vs_sim_test prefill_bench
   out=$root/pack/$n-$(printf '%s' "$ref" | tr -c 'A-Za-z0-9._' '_')-$commit
   mkdir -p "$out"
   cp "$build/tests/gpu/chunked_cuda_vs_sim_test" "$build/bench/gpu/prefill_bench" "$out/"
