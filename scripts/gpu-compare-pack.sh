@@ -2,9 +2,9 @@
 # gpu-compare-pack.sh [REF...]: builds chunked_cuda_vs_sim_test and prefill_bench (sm_90a) of each git REF
 # (a commit, branch or tag; HEAD if none: committed code only) in a worktree and build folder of its own under
 # build-compare/<commit>/ (scripts/ref-build.sh), kept for the next call, and packs the builds, a folder each
-# named <n>-<REF>-<commit> in the order given, with the libraries they load, into build-compare/compare.tgz.
-# Then, with the device tool and carry ["build-compare/compare.tgz"]: `bash scripts/gpu-compare.sh`
-# (docs/cuda-prefill.md, "Comparing builds").
+# named <n>-<REF>-<commit> in the order given, with the libraries they load, into $KDA_COMPARE_PACK
+# (build-compare/compare.tgz by default). Then, with the device tool and carry [that file]: `bash
+# scripts/gpu-compare.sh`, with the same KDA_COMPARE_PACK (docs/cuda-prefill.md, "Comparing builds").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- HEAD
@@ -23,6 +23,7 @@ for ref in "$@"; do
   strip --strip-unneeded "$out"/*  # the device tool carries at most 64 MiB
 done
 bash scripts/carry-libs.sh "$root/pack/lib" "$root"/pack/*-*/*
-tar -C "$root/pack" -czf "$root/compare.tgz" .
+pack=${KDA_COMPARE_PACK:-$root/compare.tgz}
+tar -C "$root/pack" -czf "$pack" .
 rm -rf "$root/pack"
-du -h "$root/compare.tgz"
+du -h "$pack"

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# gpu-compare.sh [ROUNDS]: on the device (carry ["build-compare/compare.tgz"], scripts/gpu-compare-pack.sh),
-# each packed build's CUDA-vs-simulation cases (KDA_COMPARE_TESTS, a gtest filter; by default stage B's
-# transposed and double-buffered forms), then `prefill_bench --reps 20 --timing-only` of every build in turn,
-# ROUNDS times (2 by default), so that the device's drift falls on every build alike. Prints the benchmark
-# table's rows and the prepare kernel's phase rows (so that builds that change different phases can be told
-# apart in one build), each tagged with its build and round; exits non-zero if a build's cases failed.
+# gpu-compare.sh [ROUNDS]: on the device (carry [$KDA_COMPARE_PACK], by default build-compare/compare.tgz,
+# from scripts/gpu-compare-pack.sh), each packed build's CUDA-vs-simulation cases (KDA_COMPARE_TESTS, a gtest
+# filter; by default stage B's transposed and double-buffered forms), then `prefill_bench --reps 20
+# --timing-only` of every build in turn, ROUNDS times (2 by default), so that the device's drift falls on
+# every build alike. Prints the benchmark table's rows and the prepare kernel's phase rows (so that builds
+# that change different phases can be told apart in one build), each tagged with its build and round; exits
+# non-zero if a build's cases failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 rounds=${1:-2}
 filter=${KDA_COMPARE_TESTS:-*/transposed:*/double_buffered}
 dir=$(mktemp -d)
-tar -C "$dir" -xzf build-compare/compare.tgz || exit 1
+tar -C "$dir" -xzf "${KDA_COMPARE_PACK:-build-compare/compare.tgz}" || exit 1
 export LD_LIBRARY_PATH=$dir/lib
 builds=$(cd "$dir" && printf '%s\n' [0-9]*-* | sort -n)
 status=0
