@@ -14,8 +14,8 @@ mkdir -p "$root/pack"
 n=0
 for ref in "$@"; do
   n=$((n + 1))
-  commit=$(git rev-parse --short=9 "$ref^{commit}")
   build=$(bash scripts/ref-build.sh "$ref" chunked_cuda_vs_sim_test prefill_bench | tail -n 1)
+  commit=$(basename "$(dirname "$build")")  # build-compare/<commit>/build
   grep -q "CUDA kernels ON" "$build.configure.log" || { echo "gpu-compare-pack: nvcc not found" >&2; exit 1; }
   out=$root/pack/$n-$(printf '%s' "$ref" | tr -c 'A-Za-z0-9._' '_')-$commit
   mkdir -p "$out"
