@@ -10,6 +10,9 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "kda/properties/coverage.hpp"
 
@@ -17,26 +20,30 @@ namespace kda::props {
 
 namespace {
 
-// Counts cases as rapidcheck finishes them and redraws one progress line.
+// Reports a property's passed cases and shrink steps as rapidcheck finishes them (discarded cases, which
+// a property's preconditions reject, are not counted).
 class ProgressListener final : public rc::detail::TestListener {
  public:
-  ProgressListener(std::ostream* os, std::string name, int total) : os_(os), name_(std::move(name)), total_(total) {}
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {
-    ++done_;
-    if (os_ && (done_ == total_ || done_ % std::max(1, total_ / 20) == 0))
-      *os_ << "\r  " << name_ << ": " << done_ << "/" << total_ << " cases" << std::flush;
+  ProgressListener(std::function<void(const PropertyProgress&)> report, std::string_view name, int total)
+      : report_(std::move(report)), progress_{.property = name, .total = total} {}
+  void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
+    if (description.result.type == rc::detail::CaseResult::Type::Success) ++progress_.passed, notify();
+    if (description.result.type == rc::detail::CaseResult::Type::Failure) progress_.failed = true, notify();
   }
   void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
-    if (os_ && accepted) *os_ << "\r  " << name_ << ": failed, shrinking (" << ++shrinks_ << " steps)   " << std::flush;
+    if (accepted) ++progress_.shrinks, notify();
   }
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {
-    if (os_) *os_ << "\r" << std::string(name_.size() + 40, ' ') << "\r" << std::flush;
+    progress_.finished = true;
+    notify();
   }
 
  private:
-  std::ostream* os_;
-  std::string name_;
-  int total_, done_ = 0, shrinks_ = 0;
+  void notify() const {
+    if (report_) report_(progress_);
+  }
+  std::function<void(const PropertyProgress&)> report_;
+  PropertyProgress progress_;
 };
 
 std::string counterexample(const rc::detail::FailureResult& f) {
@@ -55,7 +62,7 @@ void capture_failing_case(CheckContext& context, const Property& property, const
   replaying.on_case = [&](const Problem& p) { captured = deep_copy(p); };
   rc::detail::TestMetadata metadata;
   metadata.id = property.name;
-  ProgressListener quiet(nullptr, property.name, 1);
+  ProgressListener quiet({}, property.name, 1);
   rc::detail::checkProperty(rc::detail::toProperty([&] { property.body(replaying); }), metadata, params, quiet,
                             reproduce);
   if (captured) options.on_failing_case(property.name, *captured);
@@ -69,7 +76,22 @@ std::uint64_t property_seed(std::uint64_t seed, std::string_view name) {
   return h;
 }
 
-std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options) {
+namespace {
+std::unordered_map<std::string, rc::detail::Reproduce> replayed_cases(const std::string& replay) {
+  if (replay.empty()) return {};
+  std::unordered_map<std::string, rc::detail::Reproduce> cases;
+  try {
+    cases = rc::detail::configFromString(replay).reproduce;
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("the replay string '" + replay + "' cannot be read: " + e.what());
+  }
+  if (cases.empty())
+    throw std::invalid_argument("the replay string '" + replay +
+                                "' names no failing case (pass the 'reproduce=...' string a failure printed)");
+  return cases;
+}
+
+std::vector<const Property*> selected_properties(const RunOptions& options) {
   std::vector<const Property*> selected;
   if (options.properties.empty())
     for (const auto& p : catalogue()) selected.push_back(&p);
@@ -78,8 +100,28 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
     if (!p) throw std::invalid_argument("unknown property '" + name + "'");
     selected.push_back(p);
   }
-  std::unordered_map<std::string, rc::detail::Reproduce> replay;
-  if (!options.replay.empty()) replay = rc::detail::configFromString(options.replay).reproduce;
+  return selected;
+}
+}  // namespace
+
+void validate(const RunOptions& options) {
+  const auto selected = selected_properties(options);
+  if (options.cases < 1) throw std::invalid_argument("cases per property: " + std::to_string(options.cases) + ", need at least 1");
+  if (options.max_size < 0 || options.max_size > 100)
+    throw std::invalid_argument("size ceiling " + std::to_string(options.max_size) + " outside 0..100");
+  for (const auto& [name, reproduce] : replayed_cases(options.replay)) {
+    bool in_run = false;
+    for (const Property* p : selected) in_run |= p->name == name;
+    if (!in_run)
+      throw std::invalid_argument("the replay string is a case of property '" + name +
+                                  "', which this run does not select");
+  }
+}
+
+std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options) {
+  validate(options);
+  const auto selected = selected_properties(options);
+  const auto replay = replayed_cases(options.replay);
 
   std::vector<PropertyReport> reports;
   for (const Property* property : selected) {

@@ -10,6 +10,7 @@
 #include "kda/properties/sharding.hpp"
 #include "kda/reference.hpp"
 #include "kernel_registry.hpp"
+#include "progress.hpp"
 
 namespace kda::cli {
 
@@ -48,9 +49,15 @@ Command add_check(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   sub->add_option("--kernel", args->kernel, "kernel under test")->capture_default_str();
   sub->add_option("--properties", args->properties, "comma-separated properties (default: all)")->delimiter(',');
-  sub->add_option("--cases", args->run.cases, "successful cases per property")->capture_default_str();
-  sub->add_option("--seed", args->run.seed, "seed; each property derives its own from it")->capture_default_str();
-  sub->add_option("--max-size", args->run.max_size, "rapidcheck size ceiling, 0..100")->capture_default_str();
+  sub->add_option("--cases", args->run.cases, "successful cases per property")
+      ->capture_default_str()
+      ->check(at_least(1));
+  sub->add_option("--seed", args->run.seed, "seed; each property derives its own from it")
+      ->capture_default_str()
+      ->check(at_least(0));
+  sub->add_option("--max-size", args->run.max_size, "rapidcheck size ceiling, 0..100")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
   sub->add_option("--replay", args->run.replay, "replay one shrunk failure: the string a failure printed");
   sub->add_flag("--coverage", args->coverage, "print the distribution of case categories");
   sub->add_option("--save-failures", args->save_failures, "folder for failing cases as HDF5 files ('' to skip)")
@@ -58,7 +65,9 @@ Command add_check(CLI::App& app) {
   sub->add_option("--shard", args->shard,
                   "run shard i of n (i/n, from 0): every property's cases from the shard's own seed; default: "
                   "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS when set");
-  sub->add_option("--timeout", args->timeout, "seconds an exec: adapter may take per case")->capture_default_str();
+  sub->add_option("--timeout", args->timeout, "seconds an exec: adapter may take per case")
+      ->capture_default_str()
+      ->check(at_least(0, false));
   sub->add_flag("--list", args->list, "list the properties and kernels, then exit");
   return {sub, [args] {
             if (args->list) {
@@ -71,11 +80,12 @@ Command add_check(CLI::App& app) {
             const std::uint64_t seed = args->run.seed;
             const auto shard = args->shard.empty() ? props::shard_from_environment() : props::parse_shard(args->shard);
             if (shard) args->run.seed = props::shard_seed(seed, *shard);
+            args->run.properties = args->properties;
+            props::validate(args->run);  // before a kernel starts (an exec adapter's process, a device)
             KernelUnderTest kut = make_kernel(
                 args->kernel, {std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout * 1000))});
             props::CheckContext context{*kut.kernel, *kut.model};
-            args->run.properties = args->properties;
-            args->run.progress = &std::cerr;
+            args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
               args->run.on_failing_case = [args](const std::string& property, const Problem& problem) {
                 save_case(*args, property, problem, props::property_seed(args->run.seed, property));

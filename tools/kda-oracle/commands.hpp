@@ -2,6 +2,7 @@
 // Each subcommand registers itself on the CLI11 app; its run returns the process exit code.
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace kda::cli {
 
@@ -9,6 +10,19 @@ struct Command {
   CLI::App* app;
   std::function<int()> run;
 };
+
+// An option's lower bound, "--cases: must be at least 1, got 0" (CLI11's own ranges print their upper
+// bound in full, a 300-digit number for a double).
+inline CLI::Validator at_least(double least, bool inclusive = true) {
+  const std::string bound = (inclusive ? "at least " : "more than ") + CLI::detail::to_string(least);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "must be a number, got " + text;
+        return (inclusive ? value >= least : value > least) ? "" : "must be " + bound + ", got " + text;
+      },
+      bound);
+}
 
 Command add_smoke(CLI::App& app);
 Command add_check(CLI::App& app);

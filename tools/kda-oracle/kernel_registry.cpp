@@ -12,6 +12,7 @@
 #if KDA_HAVE_CUDA
 #include "kda/kernels/cuda_chunked_kernel.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
+#include "kda/kernels/device.hpp"
 #endif
 
 namespace kda::cli {
@@ -36,10 +37,8 @@ std::vector<std::string> kernel_names() {
   for (const auto& e : kReferences) names.emplace_back(e.name);
   names.emplace_back("sim-recurrent");
   names.emplace_back("sim-chunked");
-#if KDA_HAVE_CUDA
   names.emplace_back("cuda-recurrent");
   names.emplace_back("cuda-chunked");
-#endif
   names.emplace_back("plugin:PATH");
   names.emplace_back("exec:COMMAND");
   return names;
@@ -60,10 +59,18 @@ KernelUnderTest make_kernel(const std::string& name, const KernelOptions& option
   // The chunked tensor-core kernel rounds its intermediates and operands to 11 bits by design: its model
   // rounds the same values the same way (docs/cuda-prefill.md).
   if (name == "sim-chunked") return {kernels::make_sim_chunked_kernel(), kernels::make_chunked_precision_model()};
+  // Refused up front where they cannot run: otherwise every case fails (and shrinks) on the same error.
+  if (name == "cuda-recurrent" || name == "cuda-chunked") {
 #if KDA_HAVE_CUDA
-  if (name == "cuda-recurrent") return {kernels::make_cuda_recurrent_kernel(), fp32_model()};
-  if (name == "cuda-chunked") return {kernels::make_cuda_chunked_kernel(), kernels::make_chunked_precision_model()};
+    if (const auto device = kernels::hopper_device(); !device.available)
+      throw std::runtime_error("kernel '" + name + "' needs an sm_90 GPU: " + device.reason);
+    if (name == "cuda-recurrent") return {kernels::make_cuda_recurrent_kernel(), fp32_model()};
+    return {kernels::make_cuda_chunked_kernel(), kernels::make_chunked_precision_model()};
+#else
+    throw std::runtime_error("kernel '" + name + "' is not in this build of kda-oracle (built without CUDA: nvcc " +
+                             "not found, or -DKDA_ENABLE_CUDA=OFF)");
 #endif
+  }
   for (const auto& e : kReferences)
     if (name == e.name)
       return {make_reference_kernel(e.precision, e.algorithm), make_reference_kernel(e.precision, e.algorithm)};

@@ -98,7 +98,7 @@ int check_reference(std::uint64_t seed) {
 Command add_smoke(CLI::App& app) {
   auto* sub = app.add_subcommand("smoke", "validate every contract case and run the reference on a random packing");
   auto seed = std::make_shared<std::uint64_t>(1);
-  sub->add_option("--seed", *seed, "seed of the random packing")->capture_default_str();
+  sub->add_option("--seed", *seed, "seed of the random packing")->capture_default_str()->check(at_least(0));
   return {sub, [seed] {
             const int failures = check_contract_cases() + check_reference(*seed);
             std::printf("smoke      %s\n", failures ? "FAILED" : "passed");

@@ -7,11 +7,20 @@
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kda/properties/catalogue.hpp"
 
 namespace kda::props {
+
+// Where one property's run stands: `passed` of `total` cases so far; once a case failed, `shrinks`
+// accepted shrink steps; `finished` once, at the property's end.
+struct PropertyProgress {
+  std::string_view property;
+  int passed = 0, total = 0, shrinks = 0;
+  bool failed = false, finished = false;
+};
 
 struct RunOptions {
   std::vector<std::string> properties;  // empty: the whole catalogue
@@ -20,7 +29,8 @@ struct RunOptions {
   int max_size = 100;                   // rapidcheck size ceiling (0..100 scales the generators)
   std::string replay;                   // "reproduce=..." printed by a failure: replays that case
   bool check_coverage = true;           // fail a property whose run missed an expected category
-  std::ostream* progress = nullptr;     // one updating line per property; nullptr: quiet
+  // Called after every passed case, every accepted shrink step and at each property's end; empty: quiet.
+  std::function<void(const PropertyProgress&)> progress{};
   // Receives each failing property's shrunk case (replayed once to capture it), e.g. to save it
   // as an HDF5 case; empty: not replayed.
   std::function<void(const std::string& property, const Problem& problem)> on_failing_case{};
@@ -42,6 +52,11 @@ struct PropertyReport {
 
 // The seed property `name` runs with when the run's seed is `seed`.
 std::uint64_t property_seed(std::uint64_t seed, std::string_view name);
+
+// Throws std::invalid_argument where the options cannot run: an unknown property, fewer than one case, a
+// size ceiling outside 0..100, a replay string that names no failing case or one of a property the run
+// does not select. run_properties checks them first too; a caller checks them before it starts a kernel.
+void validate(const RunOptions& options);
 
 std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options);
 

@@ -1,0 +1,100 @@
+// The runner's own contract: options that cannot run are refused before anything runs, and progress
+// counts passed cases only (a property's discarded cases are not progress), ending once per property.
+#include <gtest/gtest.h>
+#include <rapidcheck/detail/Configuration.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "broken_kernels.hpp"
+#include "../support/catalogue_check.hpp"
+
+namespace kda::test {
+namespace {
+
+// A well-formed replay string of a case of `property` (the form a failure prints).
+std::string replay_of(const std::string& property) {
+  rc::detail::Configuration config;
+  config.reproduce[property] = rc::detail::Reproduce{rc::Random(7), 10, {}};
+  return rc::detail::configToMinimalString(config);
+}
+
+void expect_refused(const props::RunOptions& options, const std::string& message) {
+  try {
+    props::validate(options);
+    ADD_FAILURE() << "accepted; expected: " << message;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+  auto kernel = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
+  props::CheckContext context{*kernel, *kernel};
+  EXPECT_THROW(props::run_properties(context, options), std::invalid_argument) << message;
+}
+
+TEST(Runner, RefusesOptionsThatCannotRun) {
+  props::RunOptions options;
+  EXPECT_NO_THROW(props::validate(options));
+  options.properties = {"nope"};
+  expect_refused(options, "unknown property 'nope'");
+  options = {}, options.cases = 0;
+  expect_refused(options, "need at least 1");
+  options = {}, options.max_size = 101;
+  expect_refused(options, "outside 0..100");
+  options = {}, options.replay = "seed=3";
+  expect_refused(options, "names no failing case");
+  options = {}, options.replay = "reproduce=xyz";
+  expect_refused(options, "cannot be read");
+  // A replay of one property in a run of another would run nothing, and pass.
+  options = {}, options.properties = {"untouched"}, options.replay = replay_of("matches-reference");
+  expect_refused(options, "a case of property 'matches-reference', which this run does not select");
+  options.properties = {"untouched", "matches-reference"};
+  EXPECT_NO_THROW(props::validate(options));
+}
+
+std::vector<props::PropertyProgress> progress_of(Kernel& kernel, const std::string& property, int cases) {
+  std::vector<props::PropertyProgress> seen;
+  auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
+  props::RunOptions options;
+  options.properties = {property};
+  options.cases = cases;
+  options.seed = 2026;
+  options.progress = [&seen](const props::PropertyProgress& p) { seen.push_back(p); };
+  run_property(kernel, *model, options);
+  return seen;
+}
+
+// padding-rows discards the cases its generator draws without a padding row: rapidcheck reports each,
+// and a count of them had run past the total ("9/3 cases").
+TEST(Runner, ProgressCountsPassedCasesOnly) {
+  auto kernel = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
+  const auto seen = progress_of(*kernel, "padding-rows", 5);
+  ASSERT_FALSE(seen.empty());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].property, "padding-rows");
+    EXPECT_EQ(seen[i].total, 5);
+    EXPECT_LE(seen[i].passed, 5);
+    EXPECT_FALSE(seen[i].failed);
+    EXPECT_EQ(seen[i].finished, i + 1 == seen.size());
+    if (i > 0) {
+      EXPECT_GE(seen[i].passed, seen[i - 1].passed);
+    }
+  }
+  EXPECT_EQ(seen.back().passed, 5);
+}
+
+TEST(Runner, ProgressShowsAFailureAndItsShrink) {
+  const auto kernel = transposed_state();
+  const auto seen = progress_of(*kernel, "matches-reference", 100);
+  ASSERT_FALSE(seen.empty());
+  const auto& last = seen.back();
+  EXPECT_TRUE(last.finished);
+  EXPECT_TRUE(last.failed);
+  EXPECT_GT(last.shrinks, 0);
+  int failures_seen = 0;
+  for (const auto& p : seen) failures_seen += p.failed && p.shrinks == 0 && !p.finished;
+  EXPECT_EQ(failures_seen, 1) << "one notice when the case fails, before its shrink";
+}
+
+}  // namespace
+}  // namespace kda::test
