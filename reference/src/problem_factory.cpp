@@ -1,11 +1,13 @@
 #include "kda/problem_factory.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 #include "kda/memory.hpp"
 
@@ -87,37 +89,90 @@ Problem make_problem(const ProblemSpec& s) {
   return p;
 }
 
+namespace {
+
+// The law of one random input: offset + scale X with X ~ N(0,1) or U(0,1), or log(1 + scale U).
+struct Law {
+  enum Kind : std::uint8_t { normal, uniform, log_uniform } kind = normal;
+  double scale = 1, offset = 0;
+  template <class Rng>
+  double draw(Rng& rng, std::normal_distribution<double>& n, std::uniform_real_distribution<double>& u) const {
+    if (kind == log_uniform) return std::log(1.0 + scale * u(rng));
+    const double x = kind == normal ? n(rng) : u(rng);
+    return offset == 0 ? scale * x : offset + scale * x;  // scale 1: x itself
+  }
+};
+
+// Every random input with its law, in fill_random's order of draws (documented in the header).
+std::vector<std::pair<Tensor*, Law>> random_inputs(Problem& p) {
+  std::vector<std::pair<Tensor*, Law>> inputs{{&p.q, {}}, {&p.k, {}}, {&p.v, {}}};
+  inputs.push_back({&p.g, p.options.gate_in_kernel ? Law{} : Law{Law::uniform, 1, -1}});
+  inputs.push_back({&p.beta, p.options.beta_from_logits ? Law{} : Law{Law::uniform}});
+  if (p.A_log) inputs.push_back({&*p.A_log, {Law::log_uniform, 15}});
+  if (p.dt_bias) inputs.push_back({&*p.dt_bias, {Law::normal, 0.5}});
+  if (p.initial_state) inputs.push_back({&*p.initial_state, {Law::normal, 0.1}});
+  if (p.state_pool) inputs.push_back({&*p.state_pool, {Law::normal, 0.1}});
+  return inputs;
+}
+
+// Without l2norm in the kernel, the caller normalises: unit rows keep each delta step a contraction
+// (N(0,1) keys of norm ~sqrt(K) make the state grow without bound).
+void normalise_qk_rows(Problem& p) {
+  if (p.options.l2norm_qk) return;
+  for (Tensor* x : {&p.q, &p.k})
+    for_each_index(Shape{p.B, p.T, p.H}, [&](std::span<const std::int64_t> i) {
+      double norm = 0;
+      for (std::int64_t c = 0; c < p.K; ++c) norm += x->at({i[0], i[1], i[2], c}) * x->at({i[0], i[1], i[2], c});
+      norm = std::sqrt(norm);
+      if (norm > 0)
+        for (std::int64_t c = 0; c < p.K; ++c) x->set({i[0], i[1], i[2], c}, x->at({i[0], i[1], i[2], c}) / norm);
+    });
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
 void fill_random(Problem& p, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  auto fill = [&](Tensor& t, auto&& draw) { for_each_index(t.shape(), [&](auto idx) { t.set(idx, draw()); }); };
-  fill(p.q, [&] { return normal(rng); });
-  fill(p.k, [&] { return normal(rng); });
-  // Without l2norm in the kernel, the caller normalises: unit rows keep each delta step a
-  // contraction (N(0,1) keys of norm ~sqrt(K) make the state grow without bound).
-  if (!p.options.l2norm_qk)
-    for (Tensor* x : {&p.q, &p.k})
-      for_each_index(Shape{p.B, p.T, p.H}, [&](std::span<const std::int64_t> i) {
-        double norm = 0;
-        for (std::int64_t c = 0; c < p.K; ++c) norm += x->at({i[0], i[1], i[2], c}) * x->at({i[0], i[1], i[2], c});
-        norm = std::sqrt(norm);
-        if (norm > 0)
-          for (std::int64_t c = 0; c < p.K; ++c) x->set({i[0], i[1], i[2], c}, x->at({i[0], i[1], i[2], c}) / norm);
-      });
-  fill(p.v, [&] { return normal(rng); });
-  if (p.options.gate_in_kernel)
-    fill(p.g, [&] { return normal(rng); });
-  else
-    fill(p.g, [&] { return -1.0 + unit(rng); });
-  if (p.options.beta_from_logits)
-    fill(p.beta, [&] { return normal(rng); });
-  else
-    fill(p.beta, [&] { return unit(rng); });
-  if (p.A_log) fill(*p.A_log, [&] { return std::log(1.0 + 15.0 * unit(rng)); });
-  if (p.dt_bias) fill(*p.dt_bias, [&] { return 0.5 * normal(rng); });
-  if (p.initial_state) fill(*p.initial_state, [&] { return 0.1 * normal(rng); });
-  if (p.state_pool) fill(*p.state_pool, [&] { return 0.1 * normal(rng); });
+  for (auto& [t, law] : random_inputs(p))
+    for_each_index(t->shape(), [&](auto idx) { t->set(idx, law.draw(rng, normal, unit)); });
+  normalise_qk_rows(p);
+}
+
+void fill_random_parallel(Problem& p, std::uint64_t seed) {
+  constexpr std::int64_t kBlock = 1 << 16;  // elements a stream
+  const auto inputs = random_inputs(p);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Tensor& t = *inputs[i].first;
+    const Law law = inputs[i].second;
+    const Shape& shape = t.shape();
+    const std::int64_t blocks = (t.numel() + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(dynamic)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      std::mt19937_64 rng(splitmix64(seed ^ splitmix64((static_cast<std::uint64_t>(i) << 40) + static_cast<std::uint64_t>(b))));
+      std::normal_distribution<double> normal(0.0, 1.0);
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      std::vector<std::int64_t> idx(shape.size());  // the multi-index of element b kBlock (row-major)
+      for (std::int64_t rest = b * kBlock, d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d)
+        idx[static_cast<std::size_t>(d)] = rest % shape[static_cast<std::size_t>(d)], rest /= shape[static_cast<std::size_t>(d)];
+      for (std::int64_t e = b * kBlock; e < std::min(t.numel(), (b + 1) * kBlock); ++e) {
+        t.set(idx, law.draw(rng, normal, unit));
+        for (auto d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+          if (++idx[static_cast<std::size_t>(d)] < shape[static_cast<std::size_t>(d)]) break;
+          idx[static_cast<std::size_t>(d)] = 0;
+        }
+      }
+    }
+  }
+  normalise_qk_rows(p);
 }
 
 Problem deep_copy(const Problem& p) {

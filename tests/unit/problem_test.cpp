@@ -1,8 +1,11 @@
 // The Problem model: sequence addressing through cu_seqlens, chunk counting, pools with padded slot
 // strides, the one-line description and deep copies.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 #include "kda/problem_factory.hpp"
 
@@ -122,4 +125,45 @@ TEST(Problem, FillRandomIsSeeded) {
   for_each_index(a.g.shape(), [&](auto idx) { ASSERT_EQ(a.g.at(idx), b.g.at(idx)); });
   EXPECT_GE(a.A_log->at({0}), 0.0);
   EXPECT_LE(a.A_log->at({0}), std::log(16.0));
+}
+
+// fill_random_parallel: the same values for a seed whatever the threads, other values than fill_random's,
+// the same laws (moments within five standard errors of 2^20 draws; the ranges exactly).
+TEST(Problem, FillRandomParallelIsSeededAndKeepsTheLaws) {
+  ProblemSpec spec;
+  spec.lengths = {1000, 24};  // 1024 tokens x 8 heads x 128 channels: 2^20 elements, 16 blocks
+  spec.H = spec.HV = 8, spec.K = spec.V = 128;
+  spec.options.l2norm_qk = true;  // q and k rows left as drawn
+  spec.with_A_log = true;
+  Problem a = make_problem(spec), b = make_problem(spec), c = make_problem(spec);
+  omp_set_num_threads(1);
+  fill_random_parallel(a, 5);
+  omp_set_num_threads(4);
+  fill_random_parallel(b, 5);
+  fill_random(c, 5);
+  for (auto [x, y] : {std::pair{&a.q, &b.q}, std::pair{&a.v, &b.v}, std::pair{&a.g, &b.g}})
+    ASSERT_EQ(0, std::memcmp(x->buffer->data(), y->buffer->data(), x->buffer->size())) << x->name();
+  EXPECT_NE(0, std::memcmp(a.q.buffer->data(), c.q.buffer->data(), a.q.buffer->size()));
+  const auto moments = [](const Tensor& t) {
+    double sum = 0, squares = 0;
+    for_each_index(t.shape(), [&](auto idx) { sum += t.at(idx), squares += t.at(idx) * t.at(idx); });
+    const double n = static_cast<double>(t.numel()), mean = sum / n;
+    return std::pair{mean, std::sqrt(squares / n - mean * mean)};
+  };
+  const double n = static_cast<double>(a.q.numel());
+  for (const Tensor* t : {&a.q, &a.k, &a.v}) {  // N(0,1): the mean's error 1/sqrt(n), the deviation's sqrt(1/2n)
+    const auto [mean, sd] = moments(*t);
+    EXPECT_NEAR(mean, 0.0, 5 / std::sqrt(n)) << t->name();
+    EXPECT_NEAR(sd, 1.0, 5 * std::sqrt(0.5 / n)) << t->name();
+  }
+  // g pre-activated (no gate in the kernel): U[-1, 0), mean -1/2, deviation 1/sqrt(12) (its error
+  // sqrt(1/180n): the fourth central moment of a uniform is 1/80).
+  const auto [g_mean, g_sd] = moments(a.g);
+  EXPECT_NEAR(g_mean, -0.5, 5 / std::sqrt(12 * n));
+  EXPECT_NEAR(g_sd, 1 / std::sqrt(12.0), 5 * std::sqrt(1 / (180 * n)));
+  for_each_index(a.g.shape(), [&](auto idx) { ASSERT_TRUE(a.g.at(idx) >= -1.0 && a.g.at(idx) < 0.0); });
+  for_each_index(a.A_log->shape(), [&](auto idx) {
+    ASSERT_GE(a.A_log->at(idx), 0.0);
+    ASSERT_LE(a.A_log->at(idx), std::log(16.0));
+  });
 }

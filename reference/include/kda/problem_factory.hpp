@@ -40,6 +40,12 @@ Problem make_problem(const ProblemSpec& spec);
 // dt_bias ~ N(0, 0.5); initial states (dense or every pool slot) ~ N(0, 0.1).
 void fill_random(Problem& problem, std::uint64_t seed);
 
+// fill_random's laws drawn on every core, from a stream of their own for each input and block of 65536
+// elements: other values than fill_random's (the same for a seed whatever the cores), for problems of
+// hundreds of millions of elements where only the law matters (the GPU benchmarks' timing runs;
+// fill_random takes about 30 ns an element). Needs views whose elements do not overlap (make_problem's).
+void fill_random_parallel(Problem& problem, std::uint64_t seed);
+
 // A deep copy: every buffer duplicated (guard bands included), buffer sharing between tensors kept.
 Problem deep_copy(const Problem& problem);
 
