@@ -268,10 +268,16 @@ void simulate_chunked_prefill(Problem& problem) {
       make_chunked_params(problem, [](GuardedBuffer& b) { return b.data(); }, table,
                           {table.chunks.data(), table.sequence_chunks.data(), table.longest_first.data()},
                           workspace.data());
+  // Slots, then (sequence, head) pairs, on every core: each writes only its own workspace rows, outputs
+  // and states (outputs share no memory with any other tensor, pool slots are distinct: the strict
+  // profile), and computes alone, so the bits do not depend on the order.
+  const std::int64_t HV = problem.HV, N = problem.N;
+#pragma omp parallel for collapse(2) schedule(dynamic)
   for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_prepare(params, c, hv);
-  for (std::int64_t n = 0; n < problem.N; ++n)
-    for (std::int64_t hv = 0; hv < problem.HV; ++hv) simulate_chunk_scan(params, n, hv);
+    for (std::int64_t hv = 0; hv < HV; ++hv) simulate_chunk_prepare(params, c, hv);
+#pragma omp parallel for collapse(2) schedule(dynamic)
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t hv = 0; hv < HV; ++hv) simulate_chunk_scan(params, n, hv);
 }
 
 }  // namespace kda::kernels
