@@ -106,7 +106,8 @@ std::vector<const Property*> selected_properties(const RunOptions& options) {
 
 void validate(const RunOptions& options) {
   const auto selected = selected_properties(options);
-  if (options.cases < 1) throw std::invalid_argument("cases per property: " + std::to_string(options.cases) + ", need at least 1");
+  if (options.cases < 1)
+    throw std::invalid_argument("cases per property: " + std::to_string(options.cases) + ", need at least 1");
   if (options.max_size < 0 || options.max_size > 100)
     throw std::invalid_argument("size ceiling " + std::to_string(options.max_size) + " outside 0..100");
   for (const auto& [name, reproduce] : replayed_cases(options.replay)) {

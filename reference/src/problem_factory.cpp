@@ -157,12 +157,15 @@ void fill_random_parallel(Problem& p, std::uint64_t seed) {
     const std::int64_t blocks = (t.numel() + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(dynamic)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      std::mt19937_64 rng(splitmix64(seed ^ splitmix64((static_cast<std::uint64_t>(i) << 40) + static_cast<std::uint64_t>(b))));
+      const auto stream = (static_cast<std::uint64_t>(i) << 40) + static_cast<std::uint64_t>(b);
+      std::mt19937_64 rng(splitmix64(seed ^ splitmix64(stream)));
       std::normal_distribution<double> normal(0.0, 1.0);
       std::uniform_real_distribution<double> unit(0.0, 1.0);
       std::vector<std::int64_t> idx(shape.size());  // the multi-index of element b kBlock (row-major)
-      for (std::int64_t rest = b * kBlock, d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d)
-        idx[static_cast<std::size_t>(d)] = rest % shape[static_cast<std::size_t>(d)], rest /= shape[static_cast<std::size_t>(d)];
+      for (std::int64_t rest = b * kBlock, d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+        const std::int64_t extent = shape[static_cast<std::size_t>(d)];
+        idx[static_cast<std::size_t>(d)] = rest % extent, rest /= extent;
+      }
       for (std::int64_t e = b * kBlock; e < std::min(t.numel(), (b + 1) * kBlock); ++e) {
         t.set(idx, law.draw(rng, normal, unit));
         for (auto d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
