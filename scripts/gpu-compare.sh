@@ -5,7 +5,8 @@
 # --timing-only` of every build in turn, ROUNDS times (2 by default), so that the device's drift falls on
 # every build alike. Prints the benchmark table's rows and the prepare kernel's phase rows (so that builds
 # that change different phases can be told apart in one build), each tagged with its build and round; exits
-# non-zero if a build's cases failed.
+# non-zero if a build's cases failed. KDA_COMPARE_ONLY (an extended regex on the builds' folder names,
+# <n>-<REF>-<commit>) runs some of a pack's builds, so that a pack too long for one call splits over two.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 rounds=${1:-2}
@@ -13,7 +14,8 @@ filter=${KDA_COMPARE_TESTS:-*/transposed:*/double_buffered}
 dir=$(mktemp -d)
 tar -C "$dir" -xzf "${KDA_COMPARE_PACK:-build-compare/compare.tgz}" || exit 1
 export LD_LIBRARY_PATH=$dir/lib
-builds=$(cd "$dir" && printf '%s\n' [0-9]*-* | sort -n)
+builds=$(cd "$dir" && printf '%s\n' [0-9]*-* | sort -n | grep -E "${KDA_COMPARE_ONLY:-.}")
+[ -n "$builds" ] || { echo "gpu-compare: no build of the pack matches KDA_COMPARE_ONLY='${KDA_COMPARE_ONLY:-}'"; exit 1; }
 status=0
 for b in $builds; do
   echo "== $b: chunked_cuda_vs_sim_test --gtest_filter='$filter'"
