@@ -87,8 +87,9 @@ Command add_check(CLI::App& app) {
             props::CheckContext context{*kut.kernel, *kut.model};
             args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
-              args->run.on_failing_case = [args](const std::string& property, const Problem& problem) {
-                save_case(*args, property, problem, props::property_seed(args->run.seed, property));
+              // A plain pointer: the callback is a member of *args (a copy of the shared_ptr was a cycle, leaked).
+              args->run.on_failing_case = [a = args.get()](const std::string& property, const Problem& problem) {
+                save_case(*a, property, problem, props::property_seed(a->run.seed, property));
               };
             std::cout << "kda-oracle check --kernel " << args->kernel << " --seed " << seed << " --cases "
                       << args->run.cases;
