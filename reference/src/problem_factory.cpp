@@ -142,8 +142,11 @@ void fill_random(Problem& p, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (auto& [t, law] : random_inputs(p))
-    for_each_index(t->shape(), [&](auto idx) { t->set(idx, law.draw(rng, normal, unit)); });
+  for (const auto& input : random_inputs(p)) {
+    Tensor& t = *input.first;  // (not a structured binding: clang before 16 cannot capture one)
+    const Law& law = input.second;
+    for_each_index(t.shape(), [&](auto idx) { t.set(idx, law.draw(rng, normal, unit)); });
+  }
   normalise_qk_rows(p);
 }
 
