@@ -24,8 +24,9 @@ namespace {
 // a property's preconditions reject, are not counted).
 class ProgressListener final : public rc::detail::TestListener {
  public:
-  ProgressListener(std::function<void(const PropertyProgress&)> report, std::string_view name, int total)
-      : report_(std::move(report)), progress_{.property = name, .total = total} {}
+  // report: the caller's callback itself, not a copy (a copy per property would restart its state); null: quiet.
+  ProgressListener(const std::function<void(const PropertyProgress&)>* report, std::string_view name, int total)
+      : report_(report && *report ? report : nullptr), progress_{.property = name, .total = total} {}
   void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
     if (description.result.type == rc::detail::CaseResult::Type::Success) ++progress_.passed, notify();
     if (description.result.type == rc::detail::CaseResult::Type::Failure) progress_.failed = true, notify();
@@ -40,9 +41,9 @@ class ProgressListener final : public rc::detail::TestListener {
 
  private:
   void notify() const {
-    if (report_) report_(progress_);
+    if (report_) (*report_)(progress_);
   }
-  std::function<void(const PropertyProgress&)> report_;
+  const std::function<void(const PropertyProgress&)>* report_;
   PropertyProgress progress_;
 };
 
@@ -62,7 +63,7 @@ void capture_failing_case(CheckContext& context, const Property& property, const
   replaying.on_case = [&](const Problem& p) { captured = deep_copy(p); };
   rc::detail::TestMetadata metadata;
   metadata.id = property.name;
-  ProgressListener quiet({}, property.name, 1);
+  ProgressListener quiet(nullptr, property.name, 1);
   rc::detail::checkProperty(rc::detail::toProperty([&] { property.body(replaying); }), metadata, params, quiet,
                             reproduce);
   if (captured) options.on_failing_case(property.name, *captured);
@@ -138,7 +139,7 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
     rc::detail::TestMetadata metadata;
     metadata.id = property->name;
     metadata.description = property->name;
-    ProgressListener listener(options.progress, property->name, options.cases);
+    ProgressListener listener(&options.progress, property->name, options.cases);
 
     const auto start = std::chrono::steady_clock::now();
     const auto result =

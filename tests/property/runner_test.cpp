@@ -83,6 +83,23 @@ TEST(Runner, ProgressCountsPassedCasesOnly) {
   EXPECT_EQ(seen.back().passed, 5);
 }
 
+// One callback for the whole run, not a copy per property: its state (a log line's timer, a terminal's
+// width) lasts from one property to the next.
+struct CountingProgress {
+  int events = 0;
+  void operator()(const props::PropertyProgress&) { ++events; }
+};
+TEST(Runner, ProgressIsTheCallersCallbackForEveryProperty) {
+  auto kernel = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
+  props::CheckContext context{*kernel, *kernel};
+  props::RunOptions options;
+  options.properties = {"matches-reference", "untouched"};
+  options.cases = 3;
+  options.progress = CountingProgress{};
+  props::run_properties(context, options);
+  EXPECT_EQ(options.progress.target<CountingProgress>()->events, 2 * (3 + 1)) << "3 passed cases and the end, twice";
+}
+
 TEST(Runner, ProgressShowsAFailureAndItsShrink) {
   const auto kernel = transposed_state();
   const auto seen = progress_of(*kernel, "matches-reference", 100);
