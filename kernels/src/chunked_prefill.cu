@@ -585,11 +585,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // thread (blk, h, part) = (warp % 4, 2 (warp / 4) + lane / 16, lane % 16) keeps rows 2h and 2h + 1 (one
       // load of each column for both). A warp walks only the columns of its half from its last row down
       // (columns j > a row leave its e alone and are ignored), and each scheduler (warp % 4) gets one warp of
-      // every row group: 6 columns a warp on average, at most 8. The sixteen parts of a row's four sums (Aqk
-      // and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them: the first two
-      // levels halve the values a lane keeps (lane bit 0 picks the row, bit 1 Aqk or Akk), the last two add
-      // the one left: part 2 r + a (r the row, a = 1 for Akk) of 0 .. 3 holds a sum when the walk reaches its
-      // store.
+      // every row group: 6 columns a warp on average, at most 8. The sixteen parts of a column's four sums
+      // (Aqk and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them, two
+      // columns at a time (below).
       static_assert(kPrepareThreads == kChunk / 2 * kDiagonalParts && kDiagonalParts == 16);
       {
         const int blk = warp % 4, rows = 4 * (warp / 4), i0 = rows + 2 * (lane / kDiagonalParts),
@@ -597,24 +595,39 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         DiagonalRows<K, 2> x;
         diagonal_row<K>(t, kSubBlock * blk + i0, part, 0, x);
         diagonal_row<K>(t, kSubBlock * blk + i0 + 1, part, 1, x);
-        const bool row_bit = part & 1, akk_bit = part & 2;
+        const bool row_bit = part & 1, akk_bit = part & 2, column_bit = part & 4;
         const int I = kSubBlock * blk + i0 + row_bit;
         const float beta = t.beta[I];  // read once: a read in the loop made its Akk store a branch
-        // The lane's store, if any (part 2 r + a of 0 .. 3): Aqk[I][J] for J <= I, Akk[I][J] for J < I, stepped
-        // by column (Aqk transposed: a row of the tile; Akk: an element) rather than addressed from (I, J).
-        const int j_first = rows + 3, J_first = kSubBlock * blk + j_first;
-        const int j_end = part < 4 ? I - kSubBlock * blk + (akk_bit ? 0 : 1) : 0;  // stores for j < j_end
+        // The lane's store, if any (part 2 r + a + 4 c of 0 .. 7: column j - c of the pair): Aqk[I][J] for
+        // J <= I, Akk[I][J] for J < I, stepped by column pair (Aqk transposed: a row of the tile; Akk: an
+        // element) rather than addressed from (I, J).
+        const int j_first = rows + 3, J_first = kSubBlock * blk + j_first - column_bit;
+        const int j_end = part < 8 ? I - kSubBlock * blk + (akk_bit ? 0 : 1) + column_bit : 0;  // stores for j < j_end
         float* to = triangles + (akk_bit ? akk_at(I, J_first) : aqk_at(I, J_first));
-        const int step = akk_bit ? akk_at(0, 1) : aqk_at(0, 1);
-#pragma unroll 1  // one copy of the column's code (instruction cache)
-        for (int j = j_first; j >= (rows & kHalfBlock); --j, to -= step) {
-          const bool decays[2] = {j < i0, j < i0 + 1};
-          float sq[2], sk[2];
-          diagonal_column<K>(t, kSubBlock * blk + j, decays, part, x, sq, sk);
-          const float w0 = math::add(row_bit ? sq[1] : sq[0], __shfl_xor_sync(kFullMask, row_bit ? sq[0] : sq[1], 1));
-          const float w1 = math::add(row_bit ? sk[1] : sk[0], __shfl_xor_sync(kFullMask, row_bit ? sk[0] : sk[1], 1));
-          float z = math::add(akk_bit ? w1 : w0, __shfl_xor_sync(kFullMask, akk_bit ? w0 : w1, 2));
-          z = math::add(z, __shfl_xor_sync(kFullMask, z, 4));
+        const int step = 2 * (akk_bit ? akk_at(0, 1) : aqk_at(0, 1));
+        // Two columns a pass (a walk has 4 or 8), their sums in one butterfly: each level halves what a lane
+        // keeps (bit 0 the row, bit 1 Aqk or Akk, bit 2 the column), eight shuffles for the two columns'
+        // sixteen-part trees rather than ten, the columns' chains side by side. Each sum's tree is add_parts'
+        // (lanes l and l ^ n at level n), so the bits are the one-column walk's.
+#pragma unroll 1  // one copy of the pair's code (instruction cache)
+        for (int j = j_first; j >= (rows & kHalfBlock); j -= 2, to -= step) {
+          float sq[2][2], sk[2][2];  // [column j - c][row]
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const bool decays[2] = {j - c < i0, j - c < i0 + 1};
+            diagonal_column<K>(t, kSubBlock * blk + j - c, decays, part, x, sq[c], sk[c]);
+          }
+          float w[2][2];  // [column][Aqk, Akk] of the lane's row
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            w[c][0] = math::add(row_bit ? sq[c][1] : sq[c][0], __shfl_xor_sync(kFullMask, row_bit ? sq[c][0] : sq[c][1], 1));
+            w[c][1] = math::add(row_bit ? sk[c][1] : sk[c][0], __shfl_xor_sync(kFullMask, row_bit ? sk[c][0] : sk[c][1], 1));
+          }
+          float y[2];  // [column] of the lane's row and product
+#pragma unroll
+          for (int c = 0; c < 2; ++c)
+            y[c] = math::add(akk_bit ? w[c][1] : w[c][0], __shfl_xor_sync(kFullMask, akk_bit ? w[c][0] : w[c][1], 2));
+          float z = math::add(column_bit ? y[1] : y[0], __shfl_xor_sync(kFullMask, column_bit ? y[0] : y[1], 4));
           z = math::add(z, __shfl_xor_sync(kFullMask, z, 8));
           const float scaled = math::mul(beta, z);
           if (j < j_end) *to = akk_bit ? scaled : z;
