@@ -612,11 +612,15 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
 #pragma unroll 1  // one copy of the pair's code (instruction cache)
         for (int j = j_first; j >= (rows & kHalfBlock); j -= 2, to -= step) {
           float sq[2][2], sk[2][2];  // [column j - c][row]
+          bool decays[2][2];
+          DiagonalColumn<K, 2> column[2];  // both columns' loads before the first column's arithmetic
 #pragma unroll
           for (int c = 0; c < 2; ++c) {
-            const bool decays[2] = {j - c < i0, j - c < i0 + 1};
-            diagonal_column<K>(t, kSubBlock * blk + j - c, decays, part, x, sq[c], sk[c]);
+            decays[c][0] = j - c < i0, decays[c][1] = j - c < i0 + 1;
+            column[c].load(t, kSubBlock * blk + j - c, decays[c], part);
           }
+#pragma unroll
+          for (int c = 0; c < 2; ++c) column[c].accumulate(decays[c], x, sq[c], sk[c]);
           float w[2][2];  // [column][Aqk, Akk] of the lane's row
 #pragma unroll
           for (int c = 0; c < 2; ++c) {

@@ -259,30 +259,43 @@ KDA_HD void diagonal_row(const Tile& t, int I, int part, int row, DiagonalRows<K
 // One column J of the rows' diagonal sub-block (walked j = 15, 14, ..., 0), row r decaying when
 // decays[r] (J < its row; no row decays unless the last does): each decaying row's e (the running decay
 // alpha_{J+1} ... alpha_I of the part's channels) steps one token, then each row's partial sums of
-// q_I k_J e and k_I k_J e over the part's channels in m order.
+// q_I k_J e and k_I k_J e over the part's channels in m order. In two steps, so that a kernel can issue
+// the loads of more than one column before the arithmetic of the first: DiagonalColumn::load takes the
+// part's channels of k_J and alpha_{J+1}, accumulate the rest.
 template <int K, int R>
-KDA_HD void diagonal_column(const Tile& t, int J, const bool (&decays)[R], int part, DiagonalRows<K, R>& x,
-                            float (&sq)[R], float (&sk)[R]) {
-  constexpr int M = K / kDiagonalParts, LD = kLd<K>;
-  KDA_UNROLL
-  for (int r = 0; r < R; ++r) sq[r] = 0.0f, sk[r] = 0.0f;
-  KDA_UNROLL
-  for (int m0 = 0; m0 < M; m0 += 4) {
-    float a[4] = {}, k[4];
-    if (decays[R - 1]) load4(&t.alpha[(J + 1) * LD + diagonal_channel(part, m0 / 4)], a);  // J + 1 < 64 then
-    load4(&t.k[J * LD + diagonal_channel(part, m0 / 4)], k);
+struct DiagonalColumn {
+  static constexpr int M = K / kDiagonalParts;
+  float a[M], k[M];
+  KDA_HD void load(const Tile& t, int J, const bool (&decays)[R], int part) {
+    constexpr int LD = kLd<K>;
     KDA_UNROLL
-    for (int c = 0; c < 4; ++c) {
-      const int m = m0 + c;
+    for (int m0 = 0; m0 < M; m0 += 4) {
+      KDA_UNROLL
+      for (int c = 0; c < 4; ++c) a[m0 + c] = 0.0f;
+      if (decays[R - 1]) load4(&t.alpha[(J + 1) * LD + diagonal_channel(part, m0 / 4)], &a[m0]);  // J + 1 < 64 then
+      load4(&t.k[J * LD + diagonal_channel(part, m0 / 4)], &k[m0]);
+    }
+  }
+  KDA_HD void accumulate(const bool (&decays)[R], DiagonalRows<K, R>& x, float (&sq)[R], float (&sk)[R]) const {
+    KDA_UNROLL
+    for (int r = 0; r < R; ++r) sq[r] = 0.0f, sk[r] = 0.0f;
+    KDA_UNROLL
+    for (int m = 0; m < M; ++m)
       KDA_UNROLL
       for (int r = 0; r < R; ++r) {
-        if (decays[r]) x.e[r][m] = math::mul(x.e[r][m], a[c]);
-        const float y = math::mul(k[c], x.e[r][m]);
+        if (decays[r]) x.e[r][m] = math::mul(x.e[r][m], a[m]);
+        const float y = math::mul(k[m], x.e[r][m]);
         sq[r] = math::fma(x.q[r][m], y, sq[r]);
         sk[r] = math::fma(x.k[r][m], y, sk[r]);
       }
-    }
   }
+};
+template <int K, int R>
+KDA_HD void diagonal_column(const Tile& t, int J, const bool (&decays)[R], int part, DiagonalRows<K, R>& x,
+                            float (&sq)[R], float (&sk)[R]) {
+  DiagonalColumn<K, R> column;
+  column.load(t, J, decays, part);
+  column.accumulate(decays, x, sq, sk);
 }
 
 // The part's partial sums aq[j] and ak[j] of row i of diagonal sub-block blk (I = 16 blk + i), for the
