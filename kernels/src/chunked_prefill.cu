@@ -1376,96 +1376,38 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
       sa[step][2] = f16_pair(S[2 * step + 1][0], S[2 * step + 1][1]),
       sa[step][3] = f16_pair(S[2 * step + 1][2], S[2 * step + 1][3]);
 
-    // By halves of the chunk's tokens (32 h ..: token pairs 2 h, 2 h + 1, token tiles 4 h .. 4 h + 3), o^T of
-    // each token pair its own accumulator array (parts of one array at different widths made ptxas
-    // serialize the wgmma). The batches overlap, each waited for only where its results are read: both
-    // halves' S^T products are in flight together, half 0's Aqk products while half 1's v_new^T is
-    // rounded, the update and half 1's Aqk products while half 0's o is stored. Every output element's
-    // k-steps keep their order, so the bits do not change.
+    // Whole-chunk products, n = the chunk's 64 tokens: v_new^T's and o^T's S^T products as two batches, v_new^T
+    // rounded while o^T's runs; then o^T's Aqk products (k-steps of tokens j over every token i: above the
+    // diagonal Aqk is 0, and a k-step of zero products leaves an accumulator as it is, tensor_core_model.hpp,
+    // so these are the bits of skipping them) and the update, o stored while the update runs. Two wider
+    // batches rather than a half's n32 and n16 products: 24 wgmma a chunk rather than 62.
     std::uint32_t vn[kTokenTiles][2];  // v_new^T as fp16 pairs: (c0, c1) and (c2, c3) of token tile nt
-    const auto vnew_fragment = [](const std::uint32_t (&v)[kTokenTiles][2], int step, std::uint32_t (&a)[4]) {
-      a[0] = v[2 * step][0], a[1] = v[2 * step][1], a[2] = v[2 * step + 1][0], a[3] = v[2 * step + 1][1];
-    };
-    // u in v_new^T's accumulator layout: ut[h][t][m], matrix m of token pair 2 h + t, its rows tokens
-    // 16 (2 h + t) + 8 (m / 2) .., its columns value channels vw + 8 (m % 2) ..; .trans gives lane 4 g + tq
-    // tokens 2 tq and 2 tq + 1 of channel g: (c0, c1) of token tile 4 h + 2 t + m / 2 for m even, (c2, c3) odd.
-    std::uint32_t ut[2][2][4];
+    // u in v_new^T's accumulator layout: ut[p][m], matrix m of token pair p, its rows tokens 16 p + 8 (m / 2) ..,
+    // its columns value channels vw + 8 (m % 2) ..; .trans gives lane 4 g + tq tokens 2 tq and 2 tq + 1 of
+    // channel g: (c0, c1) of token tile 2 p + m / 2 for m even, (c2, c3) odd.
+    std::uint32_t ut[kTokenSteps][4];
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int t = 0; t < 2; ++t)
-        ldmatrix_x4_trans(ut[h][t],
-                          u + (16 * (2 * h + t) + lane / 16 * 8 + lane % 8) * L::ULD + vw + lane / 8 % 2 * 8);
-    // v_new^T = u^T - S^T w^T (n = the half's 32 tokens) and o^T = S^T qg^T (n = each token pair's 16).
-    float acc[2][4][4], o[2][2][2][4];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) wgmma_zero(acc[h]), wgmma_zero(o[h][0]), wgmma_zero(o[h][1]);
+    for (int tp = 0; tp < kTokenSteps; ++tp)
+      ldmatrix_x4_trans(ut[tp], u + (16 * tp + lane / 16 * 8 + lane % 8) * L::ULD + vw + lane / 8 % 2 * 8);
+    // v_new^T = u^T - S^T w^T and o^T = S^T qg^T.
+    float acc[kTokenTiles][4], o[kTokenTiles][4];
+    wgmma_zero(acc), wgmma_zero(o);
     wgmma_fence();
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int step = 0; step < kSteps; ++step) wgmma_m64n64k16<0>(acc, sa[step], rows_b(w, 0, 2 * step));
+    wgmma_commit();
 #pragma unroll
-      for (int step = 0; step < kSteps; ++step) {
-        wgmma_m64n32k16<0>(acc[h], sa[step], rows_b(w, 4 * h, 2 * step));
+    for (int step = 0; step < kSteps; ++step) wgmma_m64n64k16<0>(o, sa[step], rows_b(qg, 0, 2 * step));
+    wgmma_commit();
+    wgmma_wait<1>();  // v_new^T's products (o^T's may still run)
 #pragma unroll
-        for (int t = 0; t < 2; ++t) wgmma_m64n16k16<0>(o[h][t], sa[step], rows_b(qg, 4 * h + 2 * t, 2 * step));
+    for (int nt = 0; nt < kTokenTiles; ++nt)
+#pragma unroll
+      for (int x = 0; x < 2; ++x) {
+        const __half2 pair = *reinterpret_cast<const __half2*>(&ut[nt / 2][2 * (nt % 2) + x]);
+        vn[nt][x] =
+            f16_pair(math::sub(__low2float(pair), acc[nt][2 * x]), math::sub(__high2float(pair), acc[nt][2 * x + 1]));
       }
-      wgmma_commit();
-    }
-    const auto round_vnew = [&]<int h>() {
-#pragma unroll
-      for (int l = 0; l < 4; ++l)
-#pragma unroll
-        for (int x = 0; x < 2; ++x) {
-          const __half2 pair = *reinterpret_cast<const __half2*>(&ut[h][l / 2][2 * (l % 2) + x]);
-          vn[4 * h + l][x] = f16_pair(math::sub(__low2float(pair), acc[h][l][2 * x]),
-                                      math::sub(__high2float(pair), acc[h][l][2 * x + 1]));
-        }
-    };
-    // o^T += v_new^T Aqk^T: token pair tp takes the k-steps js <= tp (Aqk is 0 above the diagonal).
-    const auto aqk_products = [&]<int h>() {
-#pragma unroll
-      for (int js = 0; js <= 2 * h + 1; ++js) {
-        std::uint32_t a[4];
-        vnew_fragment(vn, js, a);
-#pragma unroll
-        for (int t = 0; t < 2; ++t)
-          if (js <= 2 * h + t) wgmma_m64n16k16<0>(o[h][t], a, rows_b(aqk, 2 * (2 * h + t), 2 * js));
-      }
-      wgmma_commit();
-    };
-    const auto store_o = [&]<int h>() {
-      if constexpr (kO == OStore::any) {
-#pragma unroll
-        for (int l = 0; l < 4; ++l)
-#pragma unroll
-          for (int x = 0; x < 4; ++x) {
-            const int i = 8 * (4 * h + l) + 2 * tq + (x & 1);
-            if (i < e.length)
-              access::store(p.o, e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
-                                     value_of(x) * p.o.stride[3], o[h][l / 2][l % 2][x]);
-          }
-      } else {
-        // Transposed, lane 4 g + tq holds token 8 nt + g, channels vw + 2 tq, + 1 (and + 8).
-        auto* at = reinterpret_cast<std::uint32_t*>(p.o.data) +
-                   (e.row * p.o.stride[0] + (e.first + g) * p.o.stride[1] + hv * p.o.stride[2] + v0 + vw + 2 * tq) / 2;
-        const std::int64_t token_words = 8 * p.o.stride[1] / 2;
-#pragma unroll
-        for (int l = 0; l < 4; ++l) {
-          const int nt = 4 * h + l;
-          const float(&ol)[4] = o[h][l / 2][l % 2];
-          const std::uint32_t lo = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, ol[0], ol[1]));
-          const std::uint32_t hi = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, ol[2], ol[3]));
-          if (8 * nt + g < e.length) at[nt * token_words] = lo, at[nt * token_words + 4] = hi;
-        }
-      }
-    };
-    wgmma_wait<1>();  // half 0's S^T products
-    round_vnew.template operator()<0>();
-    wgmma_fence();
-    aqk_products.template operator()<0>();
-    wgmma_wait<1>();  // half 1's S^T products (half 0's Aqk products may still run)
-    round_vnew.template operator()<1>();
-
     // S^T = exp(Γlast) S^T + v_new^T kg (n = every key channel).
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
@@ -1474,21 +1416,45 @@ __global__ void __launch_bounds__(ScanShape<ScanForm::transposed>::threads, Scan
       S[nt][2] = math::mul(d.x, S[nt][2]), S[nt][3] = math::mul(d.y, S[nt][3]);
     }
     wgmma_fence();
-    aqk_products.template operator()<1>();
+    // o^T += v_new^T Aqk^T.
 #pragma unroll
     for (int js = 0; js < kTokenSteps; ++js) {
-      std::uint32_t a[4];
-      vnew_fragment(vn, js, a);
+      const std::uint32_t a[4] = {vn[2 * js][0], vn[2 * js][1], vn[2 * js + 1][0], vn[2 * js + 1][1]};
+      wgmma_m64n64k16<0>(o, a, rows_b(aqk, 0, 2 * js));
+    }
+    wgmma_commit();
+#pragma unroll
+    for (int js = 0; js < kTokenSteps; ++js) {
+      const std::uint32_t a[4] = {vn[2 * js][0], vn[2 * js][1], vn[2 * js + 1][0], vn[2 * js + 1][1]};
       if constexpr (K == 128)
         wgmma_m64n128k16<1>(S, a, keys_b(kg, 2 * js));
       else
         wgmma_m64n64k16<1>(S, a, keys_b(kg, 2 * js));
     }
     wgmma_commit();
-    wgmma_wait<2>();  // half 0's Aqk products: its o^T complete
-    store_o.template operator()<0>();
-    wgmma_wait<1>();  // half 1's (the update may still run)
-    store_o.template operator()<1>();
+    wgmma_wait<1>();  // o^T complete (the update may still run)
+    if constexpr (kO == OStore::any) {
+#pragma unroll
+      for (int nt = 0; nt < kTokenTiles; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int i = 8 * nt + 2 * tq + (x & 1);
+          if (i < e.length)
+            access::store(p.o, e.row * p.o.stride[0] + (e.first + i) * p.o.stride[1] + hv * p.o.stride[2] +
+                                   value_of(x) * p.o.stride[3], o[nt][x]);
+        }
+    } else {
+      // Transposed, lane 4 g + tq holds token 8 nt + g, channels vw + 2 tq, + 1 (and + 8).
+      auto* at = reinterpret_cast<std::uint32_t*>(p.o.data) +
+                 (e.row * p.o.stride[0] + (e.first + g) * p.o.stride[1] + hv * p.o.stride[2] + v0 + vw + 2 * tq) / 2;
+      const std::int64_t token_words = 8 * p.o.stride[1] / 2;
+#pragma unroll
+      for (int nt = 0; nt < kTokenTiles; ++nt) {
+        const std::uint32_t lo = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, o[nt][0], o[nt][1]));
+        const std::uint32_t hi = transposed_pair(access::half_pair(kO == OStore::bf16_pairs, o[nt][2], o[nt][3]));
+        if (8 * nt + g < e.length) at[nt * token_words] = lo, at[nt * token_words + 4] = hi;
+      }
+    }
     wgmma_wait_all();  // here, not at the next chunk's start: a batch open across the loop's back edge made
                        // ptxas serialize every wgmma (C7515)
   }
