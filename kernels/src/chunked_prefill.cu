@@ -286,6 +286,7 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
   static constexpr int staged_blocks = K == 128 ? kSegments : 1;
   static_assert(kChunk * kRhsLd / 2 <= 2 * kChunk * LD &&
                 staging + kSolveThreads / kWarp * staged_blocks * kSubBlock * kStageLd / 2 <= quad + kSegments * kQuadrantRows * LD);
+  static_assert(beta % 4 == 0);  // 16-byte aligned: chain_segment loads four betas at once
   static constexpr int total = tiles;
   static constexpr std::size_t bytes = sizeof(float) * total;
 };
@@ -643,11 +644,18 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       // of them known) kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
       // and exp(Γlast) (stage_a::segment_product, chain_segment).
       static_assert(kPrepareThreads >= kSegments * K);
-      if (tid < kSegments * K) segment_product<K>(t, tid % K, tid / K);
+      if (tid < kSegments * K) {
+        SegmentColumn<K> column;  // alpha and k of the thread's rows, loaded once a pass
+        column.load(t, tid % K, tid / K);
+        segment_product<K>(t, column, tid % K, tid / K);
+      }
       __syncthreads();
-      if (tid < kSegments * K)
-        chain_segment<K>(t, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
+      if (tid < kSegments * K) {
+        SegmentColumn<K> column;  // loaded again (kept across the barrier, 14 of them were spilled)
+        column.load(t, tid % K, tid / K);
+        chain_segment<K>(t, column, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
                          P.work.decay + slot * K + tid % K);
+      }
       end_phase(4);
 
       // v (of the right-hand sides), issued now so that the off-diagonal blocks hide the loads' latency; a thread later

@@ -90,10 +90,11 @@ void prepare(const ChunkedParams& P, std::int64_t c, std::int64_t hv) {
   const std::int64_t slot = slot_of(P, c, hv);
   std::uint16_t* qg = P.work.qg + slot * kChunk * K;
   std::uint16_t* kg = P.work.kg + slot * kChunk * K;
+  SegmentColumn<K> column;
   for (int seg = 0; seg < kSegments; ++seg)
-    for (int d = 0; d < K; ++d) segment_product<K>(t, d, seg);
+    for (int d = 0; d < K; ++d) column.load(t, d, seg), segment_product<K>(t, column, d, seg);
   for (int seg = 0; seg < kSegments; ++seg)
-    for (int d = 0; d < K; ++d) chain_segment<K>(t, d, seg, qg, kg, P.work.decay + slot * K + d);
+    for (int d = 0; d < K; ++d) column.load(t, d, seg), chain_segment<K>(t, column, d, seg, qg, kg, P.work.decay + slot * K + d);
 
   // The diagonal sub-blocks' quadrants on tensor cores: rows a .. a + 7 (a = r + 8) by columns r .. r + 7,
   // anchored at a (quadrant_first).

@@ -346,18 +346,31 @@ KDA_HD float to_tf32(float x) {
 // tensor-core operands and nothing else: stored as tf32 operands (to_tf32).
 inline constexpr int kSegments = kChunk / kSubBlock;
 
+// The segment's alpha and k of key channel d, rows r .. r + 15, read from the tiles into registers once a
+// pass: chain_segment's two walks had read each of them twice, and the chains wait on the shared-memory
+// queue (docs/cuda-prefill.md). Kept across the barrier between the passes, 14 of them were spilled.
 template <int K>
-KDA_HD void segment_product(const Tile& t, int d, int seg) {
-  constexpr int LD = kLd<K>;
-  const int r = kSubBlock * seg;
+struct SegmentColumn {
+  float alpha[kSubBlock], k[kSubBlock];
+  KDA_HD void load(const Tile& t, int d, int seg) {
+    const int at0 = kSubBlock * seg * kLd<K> + d;
+    KDA_UNROLL
+    for (int n = 0; n < kSubBlock; ++n) alpha[n] = t.alpha[at0 + n * kLd<K>], k[n] = t.k[at0 + n * kLd<K>];
+  }
+};
+
+template <int K>
+KDA_HD void segment_product(const Tile& t, const SegmentColumn<K>& column, int d, int seg) {
   float local = 1.0f;
-  for (int i = r + 1; i < r + kSubBlock; ++i) local = math::mul(local, t.alpha[i * LD + d]);
-  t.segments[seg * K + d] = math::mul(t.alpha[r * LD + d], local);
-  t.segments[(kSegments + seg) * K + d] = t.alpha[r * LD + d];
+  KDA_UNROLL
+  for (int n = 1; n < kSubBlock; ++n) local = math::mul(local, column.alpha[n]);
+  t.segments[seg * K + d] = math::mul(column.alpha[0], local);
+  t.segments[(kSegments + seg) * K + d] = column.alpha[0];
 }
 
 template <int K>
-KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std::uint16_t* kg, float* decay) {
+KDA_HD void chain_segment(const Tile& t, const SegmentColumn<K>& column, int d, int seg, std::uint16_t* qg,
+                          std::uint16_t* kg, float* decay) {
   constexpr int LD = kLd<K>;
   const int r = kSubBlock * seg;
   auto total = [&](int s) { return t.segments[s * K + d]; };
@@ -399,36 +412,39 @@ KDA_HD void chain_segment(const Tile& t, int d, int seg, std::uint16_t* qg, std:
   };
   KDA_UNROLL
   for (int n = kSubBlock - 1; n >= kHalfBlock; --n) {
-    keys(n, t.k[at0 + n * LD]);
-    suf = math::mul(suf, t.alpha[at0 + n * LD]);
+    keys(n, column.k[n]);
+    suf = math::mul(suf, column.alpha[n]);
   }
-  suf8 = math::mul(suf8, t.alpha[at0 + kHalfBlock * LD]);  // alpha_a, suf8's first factor
+  suf8 = math::mul(suf8, column.alpha[kHalfBlock]);  // alpha_a, suf8's first factor
   KDA_UNROLL
   for (int n = kHalfBlock - 1; n >= 0; --n) {
-    const float k = t.k[at0 + n * LD], alpha_n = t.alpha[at0 + n * LD];
+    const float k = column.k[n], alpha_n = column.alpha[n];
     quad[(2 * kHalfBlock + n) * LD] = to_tf32(math::mul(k, suf8));
     keys(n, k);
     suf = math::mul(suf, alpha_n);
     suf8 = math::mul(suf8, alpha_n);
   }
   // Upward: qg, the right-hand side of w and the anchored q and k rows of row r + n (gamma = exp(Γ)).
-  const float first = math::mul(before, t.alpha[at0]);
+  const float first = math::mul(before, column.alpha[0]);
   float local = 1.0f, local8 = 1.0f;
+  float beta[kSubBlock];  // the segment's betas, four to a load (the same for every channel)
+  KDA_UNROLL
+  for (int n = 0; n < kSubBlock; n += 4) load4(&t.beta[r + n], &beta[n]);
   const auto rows = [&](int n, float q, float k, float gamma) {
     qg0[n * K] = access::f32_to_f16(math::mul(q, gamma));
-    t.alpha[at0 + n * LD] = math::mul(t.beta[r + n], math::mul(k, gamma));
+    t.alpha[at0 + n * LD] = math::mul(beta[n], math::mul(k, gamma));
     if (seg > 0) t.q[at0 + n * LD] = to_tf32(math::mul(q, local)), t.k[at0 + n * LD] = to_tf32(math::mul(k, local));
   };
-  rows(0, t.q[at0], t.k[at0], first);
+  rows(0, t.q[at0], column.k[0], first);
   KDA_UNROLL
   for (int n = 1; n < kHalfBlock; ++n) {
-    const float q = t.q[at0 + n * LD], k = t.k[at0 + n * LD];
-    local = math::mul(local, t.alpha[at0 + n * LD]);
+    const float q = t.q[at0 + n * LD], k = column.k[n];
+    local = math::mul(local, column.alpha[n]);
     rows(n, q, k, math::mul(first, local));
   }
   KDA_UNROLL
   for (int n = kHalfBlock; n < kSubBlock; ++n) {
-    const float q = t.q[at0 + n * LD], k = t.k[at0 + n * LD], alpha_n = t.alpha[at0 + n * LD];
+    const float q = t.q[at0 + n * LD], k = column.k[n], alpha_n = column.alpha[n];
     local = math::mul(local, alpha_n);
     if (n > kHalfBlock) local8 = math::mul(local8, alpha_n);
     quad[(n - kHalfBlock) * LD] = to_tf32(math::mul(q, local8));
