@@ -762,10 +762,18 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           inverse_h[i * kInverseLd + j] = access::f32_to_f16(x[r]);
         }
       }
-      static_assert(kPrepareThreads % kChunk == 0);
-      for (int row = tid / kChunk, col = tid % kChunk; row < kChunk; row += kPrepareThreads / kChunk)
-        P.work.aqk[(slot * kChunk + row) * kChunk + col] =
-            access::f32_to_f16(col <= row ? triangles[aqk_at(row, col)] : 0.0f);
+      // Aqk rows i0 .. i0 + 7 (i0 = 8 (tid / 64)) of column j = tid % 64, two 16-byte loads of the transposed
+      // tile's row j (conflict-free in each quarter warp; an element a load along j was a 4-way conflict,
+      // the row stride being 68 floats), each row's store still 32 consecutive columns a warp.
+      static_assert(kPrepareThreads == kChunk * kChunk / 8);
+      {
+        const int j = tid % kChunk, i0 = 8 * (tid / kChunk);
+        float a[8];
+        load4(triangles + aqk_at(i0, j), a), load4(triangles + aqk_at(i0 + 4, j), a + 4);
+#pragma unroll
+        for (int m = 0; m < 8; ++m)
+          P.work.aqk[(slot * kChunk + i0 + m) * kChunk + j] = access::f32_to_f16(j <= i0 + m ? a[m] : 0.0f);
+      }
       // Each copy's loads before its stores: the stores into rhs could alias the tiles read, so that
       // interleaved, each load waited for the store before it.
       if (vcol < V) {
