@@ -776,16 +776,25 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
       // Each copy's loads before its stores: the stores into rhs could alias the tiles read, so that
       // interleaved, each load waited for the store before it.
-      if (vcol < V) {
+      // bf16 v (the serving case) widened by a shift, not through widen_select's three forms and two selects.
+      const auto stage_values = [&]<bool kBf16>() {
         float beta[kValueRows];
 #pragma unroll
         for (int n = 0; n < kValueRows; ++n) beta[n] = t.beta[value_row(n)];
+        const auto value = [&](int n, int c) {
+          const std::uint32_t bits = vbits[2 * n + c];
+          return kBf16 ? value_rhs_of(e, beta[n], value_row(n), math::from_bf16_bits(static_cast<std::uint16_t>(bits)))
+                       : value_rhs(p, e, beta[n], value_row(n), bits);
+        };
 #pragma unroll
-        for (int n = 0; n < kValueRows; ++n) {
-          const int i = value_row(n);
-          *reinterpret_cast<std::uint32_t*>(rhs + i * kRhsLd + vcol) =
-              f16_pair(value_rhs(p, e, beta[n], i, vbits[2 * n]), value_rhs(p, e, beta[n], i, vbits[2 * n + 1]));
-        }
+        for (int n = 0; n < kValueRows; ++n)
+          *reinterpret_cast<std::uint32_t*>(rhs + value_row(n) * kRhsLd + vcol) = f16_pair(value(n, 0), value(n, 1));
+      };
+      if (vcol < V) {
+        if (p.v.dtype == DType::bf16)
+          stage_values.template operator()<true>();
+        else
+          stage_values.template operator()<false>();
       }
       {  // beta k exp(Γ) from its tile: the thread's channels 2 (tid % (K / 2)) + 0, 1, rows tid / (K / 2) +
          // (1024 / K) m (fixed strides from one base each: the index arithmetic of a flat loop was most of this

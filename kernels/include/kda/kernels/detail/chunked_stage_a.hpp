@@ -178,9 +178,13 @@ KDA_HD float load_beta(const DecodeParams& p, const ChunkEntry& c, std::int64_t 
 KDA_HD std::uint32_t value_bits(const TokenColumn& v, const ChunkEntry& c, int i) {
   return v.bits(loadable_token(c, i));
 }
-KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
-  const float rhs = math::mul(beta, access::widen_select(p.v.dtype, bits));
+// value_rhs_of takes v widened (a kernel that widens bf16 by a shift).
+KDA_HD float value_rhs_of(const ChunkEntry& c, float beta, int i, float v) {
+  const float rhs = math::mul(beta, v);
   return i < c.length ? rhs : 0.0f;
+}
+KDA_HD float value_rhs(const DecodeParams& p, const ChunkEntry& c, float beta, int i, std::uint32_t bits) {
+  return value_rhs_of(c, beta, i, access::widen_select(p.v.dtype, bits));
 }
 
 // l2norm (or the scale alone) of one row x: its K / 4 groups of four consecutive channels each an fma chain
