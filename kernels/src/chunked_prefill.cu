@@ -134,6 +134,11 @@ __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+// The 128-byte line at a global address into L2: no register, nothing to wait for. (The bulk copy engine's
+// prefetch takes its address in a uniform register: a warp's 32 addresses became a loop of 32 issues.)
+__device__ __forceinline__ void prefetch_l2(const void* global) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(global));
+}
 // Named barrier `id` (1 .. 15; 0 is __syncthreads') of `threads` threads, whole warps: as __syncthreads for them.
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
@@ -318,6 +323,16 @@ struct RawValues {
     for (int h = 0; h < 2; ++h)
       cp_async16(half(shared, h) + i * kPitch + 16 * piece, first.at(loadable_token(e, h * kHalf + i)) + 16 * piece);
     cp_async_commit();
+  }
+  // The slot's rows into L2 a slot ahead by one warp, lane l rows l and l + 32, each row's two 128-byte lines:
+  // the copy above, issued at the off-diagonal phase's start and waited for at its end, then reads L2 rather
+  // than memory.
+  __device__ static void prefetch(const TensorRef& v, const ChunkEntry& e, std::int64_t hv, int lane) {
+    static_assert(kPitch == 2 * 128 && kChunk == 2 * kWarp);
+    const TokenColumn first = token_column(v, e, hv, 0);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (lane + h * kWarp < e.length) prefetch_l2(first.at(lane + h * kWarp)), prefetch_l2(first.at(lane + h * kWarp) + 128);
   }
   // Channels 2 (t % 64) + c of tokens t / 64 + 8 n into bits[2 n + c], both of a token in one 4-byte load.
   template <int N>
@@ -876,7 +891,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
     }
     // Meanwhile the loaders issue the next slot's loads beside T's levels: q and k into registers, alpha into
-    // its tile (free since the staging). (Stop 26 had alpha's copy wait for the levels' end, which they then
+    // its tile (free since the staging), and (the last loader warp) v's rows into L2. (Stop 26 had alpha's copy wait for the levels' end, which they then
     // took 0.184 -> 0.158 ms at 8 x 2048 with q and k loaded a channel at a time; with 8-byte loads of four
     // channels the levels took 0.13 to 0.14 with or without alpha's copy beside them, and the products and
     // stores 0.134 -> 0.108: stop 27's comparison calls.)
@@ -888,6 +903,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = make_uint2(0, 0);  // no register holds them here
     }
     if (loader && next < slots) issue_alpha(next);
+    if (fresh_thread_index() / kWarp == kPrepareThreads / kWarp - 1 && next < slots &&
+        RawValues<K>::copyable(p.v, static_cast<int>(p.V)))
+      RawValues<K>::prefetch(p.v, P.chunks[next / p.HV], next % p.HV, lane);
     end_phase(8);  // the end of the slot: its tiles are free for the next
   }
 }
