@@ -717,6 +717,19 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
             triangles[aqk_at(I, J)] = acc[x];
             triangles[akk_at(I, J)] = math::mul(t.beta[I], acc[2 + x]);
           }
+          // Then the block's diagonal inverse, whose Akk entries are all known now (the 8 x 8 triangles and
+          // the quadrant just stored), a column a lane, in fp16 into the segments' region ([4][16][16]: free
+          // from the decay chains' end to the next slot's), copied into T's tile in the next phase. These
+          // warps have half the products of the phase's others; the inverses' chains were the next phase's
+          // longest, on its first two warps.
+          __syncwarp();
+          if (const int c = fresh_thread_index() % kWarp; c < kSubBlock) {
+            float x[kSubBlock];
+            inverse_diagonal_column(triangles, blk, c, x);
+            auto* const block = reinterpret_cast<std::uint16_t*>(t.segments) + blk * kSubBlock * kSubBlock;
+#pragma unroll
+            for (int i = 0; i < kSubBlock; ++i) block[i * kSubBlock + c] = access::f32_to_f16(x[i]);
+          }
         } else {
           // The warp's task from a fresh read of the thread index: kept from the kernel's start, the
           // warp's parity was spilled, and its reload here from local memory stalled every task (1.6% of
@@ -759,23 +772,20 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         __syncthreads();
       }
 
-      // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the first 64 threads invert the
-      // diagonal blocks, a column each, while all stage Aqk (zero above the diagonal) to the workspace and
-      // the right-hand sides [v | k] rounded to fp16 into rhs[i][col] (v widened and scaled, beta k exp(Γ)
-      // from its tile); then three warps take T's other blocks (inverse_levels) and the first eight the
-      // products, both on tensor cores, while the loaders issue the next slot's loads.
+      // u = T (beta v) and w = T (beta k exp(Γ)) with T = (I + Akk)^-1: the diagonal blocks' inverses (the
+      // quadrant warps', above) copied into T's tile while all stage Aqk (zero above the diagonal) to the
+      // workspace and the right-hand sides [v | k] rounded to fp16 into rhs[i][col] (v widened and scaled,
+      // beta k exp(Γ) from its tile); then three warps take T's other blocks (inverse_levels) and the first
+      // eight the products, both on tensor cores, while the loaders issue the next slot's loads.
       auto* const rhs = reinterpret_cast<std::uint16_t*>(shared + L::rhs);
       auto* const inverse_h = reinterpret_cast<std::uint16_t*>(shared + L::inverse_h);
-      // The diagonal inverses first: their chains are this phase's longest.
-      if (tid < kSegments * kSubBlock) {
-        const int b = tid / kSubBlock, c = tid % kSubBlock;
-        float x[kSubBlock];
-        inverse_diagonal_column(triangles, b, c, x);
-#pragma unroll
-        for (int r = 0; r < kSubBlock; ++r) {
-          const int i = kSubBlock * b + r, j = kSubBlock * b + c;
-          inverse_h[i * kInverseLd + j] = access::f32_to_f16(x[r]);
-        }
+      // Thread t < 128: 16 bytes, row t / 2 % 16 of block t / 32, columns 8 (t % 2) .. + 7.
+      static_assert(2 * kSegments * K * sizeof(float) >= kSegments * kSubBlock * kSubBlock * sizeof(std::uint16_t));
+      if (tid < 2 * kSegments * kSubBlock) {
+        const int b = tid / (2 * kSubBlock), r = tid / 2 % kSubBlock, c = 8 * (tid % 2);
+        const auto* diagonal = reinterpret_cast<const std::uint16_t*>(t.segments);
+        *reinterpret_cast<uint4*>(inverse_h + (kSubBlock * b + r) * kInverseLd + kSubBlock * b + c) =
+            *reinterpret_cast<const uint4*>(diagonal + (kSubBlock * b + r) * kSubBlock + c);
       }
       // Aqk rows i0 .. i0 + 7 (i0 = 8 (tid / 64)) of column j = tid % 64, two 16-byte loads of the transposed
       // tile's row j (conflict-free in each quarter warp; an element a load along j was a 4-way conflict,
