@@ -393,8 +393,11 @@ __device__ __forceinline__ void store_scaled(const float (&x)[4], float factor, 
 // P_IJ = sum_{M = J}^{I - 1} Akk_IM T_MJ (fp16 operands: Akk rounded from its fp32 tile as its fragments are
 // loaded, T_MJ from T's tile; k-steps in ascending M), rounds it to fp16 into T_IJ's place, then
 // T_IJ = -(T_II P_IJ) over it (simulate_inverse is the same sequence). A column block of T depends on no
-// other, so no warp waits for another: __syncwarp orders the warp's own stores and loads. (Until stop 29
-// these were fp32 fma chains on eight warps in six barrier-separated steps.)
+// other, so no warp waits for another: __syncwarp orders the warp's own stores and loads. Each P_IJ takes
+// its k-step M as soon as T_MJ is known, all of the warp's P side by side (the k-step M = J of every I at
+// once, then after each T_IJ the k-step M = I of the later ones): warp 0's chain is six dependent products
+// rather than nine, each accumulator's k-steps in the same order, so the same bits. (Until stop 29 these
+// were fp32 fma chains on eight warps in six barrier-separated steps.)
 __device__ __forceinline__ void inverse_levels(const float* akk, __half* t_h, int lane) {
   const int J = fresh_thread_index() / kWarp, g = lane / 4, tq = lane % 4;
   if (J >= kSegments - 1) return;
@@ -409,22 +412,25 @@ __device__ __forceinline__ void inverse_levels(const float* akk, __half* t_h, in
         *reinterpret_cast<std::uint32_t*>(t_h + (r0 + g + 8 * x) * kInverseLd + c0 + 8 * nt + 2 * tq) =
             f16_pair(value(acc[nt][2 * x]), value(acc[nt][2 * x + 1]));
   };
-#pragma unroll 1
-  for (int I = J + 1; I < kSegments; ++I) {
-    float p[2][4] = {};
-#pragma unroll 1
-    for (int M = J; M < I; ++M) {
-      // Akk_IM's A fragment: a0 (g, 2tq..+1), a1 (g + 8, ..), a2 (g, 2tq + 8..+9), a3 (g + 8, ..).
-      const float* rows = akk + akk_at(kSubBlock * I + g, kSubBlock * M + 2 * tq);
-      std::uint32_t a[4];
+  // P_IJ += Akk_IM T_MJ. Akk_IM's A fragment: a0 (g, 2tq..+1), a1 (g + 8, ..), a2 (g, 2tq + 8..+9), a3 (g + 8, ..).
+  const auto k_step = [&](int I, int M, float (&acc)[2][4]) {
+    const float* rows = akk + akk_at(kSubBlock * I + g, kSubBlock * M + 2 * tq);
+    std::uint32_t a[4];
 #pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        const float2 v = *reinterpret_cast<const float2*>(rows + (x % 2) * kHalfBlock * kAld + (x / 2) * kHalfBlock);
-        a[x] = f16_pair(v.x, v.y);
-      }
-      times_k_rows(a, t_h, kInverseLd, kSubBlock * M, kSubBlock * J, lane, p);
+    for (int x = 0; x < 4; ++x) {
+      const float2 v = *reinterpret_cast<const float2*>(rows + (x % 2) * kHalfBlock * kAld + (x / 2) * kHalfBlock);
+      a[x] = f16_pair(v.x, v.y);
     }
-    store_block(kSubBlock * I, kSubBlock * J, p, false);
+    times_k_rows(a, t_h, kInverseLd, kSubBlock * M, kSubBlock * J, lane, acc);
+  };
+  float p[kSegments][2][4] = {};  // P_IJ of row block I > J
+#pragma unroll
+  for (int I = 1; I < kSegments; ++I)
+    if (I > J) k_step(I, J, p[I]);
+#pragma unroll
+  for (int I = 1; I < kSegments; ++I) {
+    if (I <= J) continue;
+    store_block(kSubBlock * I, kSubBlock * J, p[I], false);
     __syncwarp();
     std::uint32_t a[4];
     a_fragment(a, t_h, kInverseLd, kSubBlock * I, kSubBlock * I, lane);
@@ -433,6 +439,8 @@ __device__ __forceinline__ void inverse_levels(const float* akk, __half* t_h, in
     __syncwarp();  // every lane has read P_IJ before T_IJ overwrites it
     store_block(kSubBlock * I, kSubBlock * J, x, true);
     __syncwarp();
+#pragma unroll
+    for (int later = I + 1; later < kSegments; ++later) k_step(later, I, p[later]);
   }
 }
 
