@@ -606,15 +606,18 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
 
       // Diagonal sub-blocks' 8 x 8 triangles (the quadrants below them are tensor-core tiles, below):
-      // thread (blk, h, part) = (warp % 4, 2 (warp / 4) + lane / 16, lane % 16) keeps rows 2h and 2h + 1 (one
-      // load of each column for both). A warp walks only the columns of its half from its last row down
-      // (columns j > a row leave its e alone and are ignored), and each scheduler (warp % 4) gets one warp of
-      // every row group: 6 columns a warp on average, at most 8. The sixteen parts of a column's four sums
-      // (Aqk and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them, two
-      // columns at a time (below).
+      // thread (blk, pair, half, part) = (warp % 4, warp / 4, lane / 16, lane % 16) keeps rows i0 = 8 half +
+      // 2 pair and i0 + 1 of sub-block blk (one load of each column for both), and walks the columns of its
+      // 8-row half from i0 + 1 down (columns j > a row leave its e alone and are ignored). A warp's two halves
+      // keep the pair at the same place in their halves, so both walk pair + 1 passes of two columns (each
+      // with its own columns: a uniform trip count, the shuffles converged); each scheduler (warp % 4) gets
+      // one sub-block, 1 + 2 + 3 + 4 = 10 passes. (Warps of four consecutive rows walked 2 + 4 + 2 + 4: a
+      // warp's first pair walked the columns of its second.) The sixteen parts of a column's four sums (Aqk
+      // and Akk of both rows) meet through butterfly shuffles as stage_a::add_parts adds them, two columns at
+      // a time (below).
       static_assert(kPrepareThreads == kChunk / 2 * kDiagonalParts && kDiagonalParts == 16);
       {
-        const int blk = warp % 4, rows = 4 * (warp / 4), i0 = rows + 2 * (lane / kDiagonalParts),
+        const int blk = warp % 4, pair = warp / 4, i0 = kHalfBlock * (lane / kDiagonalParts) + 2 * pair,
                   part = lane % kDiagonalParts;
         DiagonalRows<K, 2> x;
         diagonal_row<K>(t, kSubBlock * blk + i0, part, 0, x);
@@ -625,16 +628,16 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         // The lane's store, if any (part 2 r + a + 4 c of 0 .. 7: column j - c of the pair): Aqk[I][J] for
         // J <= I, Akk[I][J] for J < I, stepped by column pair (Aqk transposed: a row of the tile; Akk: an
         // element) rather than addressed from (I, J).
-        const int j_first = rows + 3, J_first = kSubBlock * blk + j_first - column_bit;
+        const int j_first = i0 + 1, J_first = kSubBlock * blk + j_first - column_bit;
         const int j_end = part < 8 ? I - kSubBlock * blk + (akk_bit ? 0 : 1) + column_bit : 0;  // stores for j < j_end
         float* to = triangles + (akk_bit ? akk_at(I, J_first) : aqk_at(I, J_first));
         const int step = 2 * (akk_bit ? akk_at(0, 1) : aqk_at(0, 1));
-        // Two columns a pass (a walk has 4 or 8), their sums in one butterfly: each level halves what a lane
-        // keeps (bit 0 the row, bit 1 Aqk or Akk, bit 2 the column), eight shuffles for the two columns'
+        // Two columns a pass (a walk has 2, 4, 6 or 8), their sums in one butterfly: each level halves what a
+        // lane keeps (bit 0 the row, bit 1 Aqk or Akk, bit 2 the column), eight shuffles for the two columns'
         // sixteen-part trees rather than ten, the columns' chains side by side. Each sum's tree is add_parts'
         // (lanes l and l ^ n at level n), so the bits are the one-column walk's.
 #pragma unroll 1  // one copy of the pair's code (instruction cache)
-        for (int j = j_first; j >= (rows & kHalfBlock); j -= 2, to -= step) {
+        for (int j = j_first, passes = pair + 1; passes > 0; j -= 2, --passes, to -= step) {
           float sq[2][2], sk[2][2];  // [column j - c][row]
           bool decays[2][2];
           DiagonalColumn<K, 2> column[2];  // both columns' loads before the first column's arithmetic
