@@ -134,6 +134,26 @@ __device__ __forceinline__ void cp_async16(void* shared, const void* global) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+// An mbarrier in shared memory that tracks cp.async copies: initialised for `arrivals` threads, each of
+// which arrives once its earlier copies are done (no arrival of its own: .noinc); a waiting thread then
+// sees the copies' data (the wait acquires). Racecheck models it, as it does not a bar.arrive hand-off.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, int arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
+}
+__device__ __forceinline__ void cp_async_arrive(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(shared_address(bar)) : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n WAIT%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra WAIT%=;\n}" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+}
 // The 128-byte line at a global address into L2: no register, nothing to wait for. (The bulk copy engine's
 // prefetch takes its address in a uniform register: a warp's 32 addresses became a loop of 32 issues.)
 __device__ __forceinline__ void prefetch_l2(const void* global) {
@@ -512,6 +532,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   // before each barrier, with or without clocks.
   __shared__ long long latest[kPreparePhases + 1];
   if (tid <= kPreparePhases) latest[tid] = 0;  // before the first pass's barrier
+  // alpha's copy of each slot (issued by the loaders at the previous slot's end): one phase a slot, so that
+  // the solve warps can multiply the segments' alphas in the inputs phase, beside the loaders' rows.
+  __shared__ std::uint64_t alpha_copied;
+  if (tid == 0) mbarrier_init(&alpha_copied, kLoaderThreads);
+  __syncthreads();  // initialised before the first pass's arrivals
+  unsigned alpha_parity = 0;  // of the phase that the next slot's wait completes
   // The loaders' part, where q and k are 16-bit with contiguous channels and 8-byte aligned rows (packed):
   // loader lt keeps channels 4 (lt % (K / 4)) .. + 3 of tokens lt / (K / 4) + kLoaderStride n, each token's
   // four channels one 8-byte load (64 loads of one channel each took four times the instructions and twice
@@ -540,6 +566,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     for (int at = lt; at < kChunk * K / 4; at += kLoaderThreads)
       cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
     cp_async_commit();
+    cp_async_arrive(&alpha_copied);
   };
   const std::int64_t slots = P.num_chunks * p.HV;
   // The first pass (slot < 0) only issues the first slot's loads: one copy of the loads' code (the
@@ -579,6 +606,19 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           store_token_inputs<K>(p, load_token_bits(columns, e, i), i, tid % K, t);
       }
       if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
+      // The segments' alpha products (stage_a::segment_product; until stop 37 the decay chains' first pass,
+      // a barrier of its own) by the solve warps once alpha's copy has landed: packed, they are idle here
+      // while the loaders store q and k. The block's n-th slot's copy is the alpha barrier's phase n.
+      if (!loader) {
+        mbarrier_wait(&alpha_copied, alpha_parity);
+#pragma unroll
+        for (int at = tid; at < kSegments * K; at += kSolveThreads) {
+          SegmentColumn<K> column;
+          column.load_alpha(t, at % K, at / K);
+          segment_product<K>(t, column, at % K, at / K);
+        }
+      }
+      alpha_parity ^= 1u;
       cp_async_wait_all();
       end_phase(1);
 
@@ -666,18 +706,12 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
       end_phase(3);
 
-      // The decay chains, a thread per (key channel d, 16-row segment): each segment's product, then (all
-      // of them known) kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
-      // and exp(Γlast) (stage_a::segment_product, chain_segment).
+      // The decay chains, a thread per (key channel d, 16-row segment): from the segments' products (the
+      // inputs phase's), kg, the anchored keys, qg and the right-hand side of w, the anchored q and k rows
+      // and exp(Γlast) (stage_a::chain_segment).
       static_assert(kPrepareThreads >= kSegments * K);
       if (tid < kSegments * K) {
-        SegmentColumn<K> column;  // alpha and k of the thread's rows, loaded once a pass
-        column.load(t, tid % K, tid / K);
-        segment_product<K>(t, column, tid % K, tid / K);
-      }
-      __syncthreads();
-      if (tid < kSegments * K) {
-        SegmentColumn<K> column;  // loaded again (kept across the barrier, 14 of them were spilled)
+        SegmentColumn<K> column;  // alpha and k of the thread's rows, loaded once
         column.load(t, tid % K, tid / K);
         chain_segment<K>(t, column, tid % K, tid / K, P.work.qg + slot * kChunk * K, P.work.kg + slot * kChunk * K,
                          P.work.decay + slot * K + tid % K);

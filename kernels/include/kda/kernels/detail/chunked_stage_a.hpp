@@ -361,6 +361,12 @@ struct SegmentColumn {
     KDA_UNROLL
     for (int n = 0; n < kSubBlock; ++n) alpha[n] = t.alpha[at0 + n * kLd<K>], k[n] = t.k[at0 + n * kLd<K>];
   }
+  // alpha alone: segment_product's operands (a kernel may run it while the k tile is being written).
+  KDA_HD void load_alpha(const Tile& t, int d, int seg) {
+    const int at0 = kSubBlock * seg * kLd<K> + d;
+    KDA_UNROLL
+    for (int n = 0; n < kSubBlock; ++n) alpha[n] = t.alpha[at0 + n * kLd<K>];
+  }
 };
 
 template <int K>
