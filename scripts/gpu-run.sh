@@ -11,9 +11,10 @@
 #   prefill  the chunked kernel: the tensor core's tf32 operand contract, CUDA vs simulation within its bound, the catalogue against
 #            cuda-chunked, the four sanitizers on its named cases, its resource usage and HMMA count,
 #            the prefill benchmark
-#   anchors  FLA's kernels timed at the same shapes (bench/gpu/fla_anchor.py), the in-run anchor
+#   anchors  FLA's kernels timed at the same shapes (bench/gpu/fla_anchor.py), the in-run anchor; with
+#            prefill in the same run, also our prefill against it (bench/gpu/anchor_ratios.py)
 # Writes to $OUT (default .carry/results): gpu-run.log (everything), decode_bench.{json,md},
-# prefill_bench.{json,md}, fla_anchor.{json,md}, summary.json and summary.md (date, GPU, command,
+# prefill_bench.{json,md}, fla_anchor.{json,md}, anchor_ratios.{json,md}, summary.json and summary.md (date, GPU, command,
 # each step's exit status and seconds). Exits non-zero when a step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -102,6 +103,11 @@ for part in "${parts[@]}"; do
     *) echo "gpu-run: unknown part '$part' (decode, prefill, anchors)"; failed=1 ;;
   esac
 done
+# With both prefill and anchors in this run: our prefill against FLA's, and issue 8's targets as ratios.
+if [[ " ${parts[*]} " == *" prefill "* && " ${parts[*]} " == *" anchors "* ]]; then
+  step anchor-ratios 20 bash -c "set -o pipefail; python3 bench/gpu/anchor_ratios.py '$out/prefill_bench.json' \
+    '$out/fla_anchor.json' --json '$out/anchor_ratios.json' | tee '$out/anchor_ratios.md'"
+fi
 
 {
   echo "# GPU run $started"
