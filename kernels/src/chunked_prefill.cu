@@ -191,18 +191,21 @@ __device__ __forceinline__ bool packed_rows(const TensorRef& t) {
 constexpr int kGateThreads = 256;
 
 // The walk of a thread's kWidth channels d .. d + kWidth - 1 (d = kWidth (tid % (K / kWidth))), tokens
-// tid / (K / kWidth) + step n, by pointer (an add per load, not the offset's 64-bit multiplies); a token
-// past the length loads the last one instead (a select of the address: gate_alpha selects 1 for such a
-// token whatever its bits, and a load under a condition became a branch around it). Software-pipelined: a
-// group's loads are issued before the previous group's elements are computed, so that about 50
-// instructions an element cover their latency (the last pass loads the last token's address again,
-// unused). load(address) gives an element's (or pair's) bits, emit(out, i, bits) writes token i's alphas.
+// tid / (K / kWidth) + step n, by pointer (an add per load, not the offset's 64-bit multiplies). In a chunk
+// shorter than kChunk a token past the length loads the last one instead (a select of the address:
+// gate_alpha selects 1 for such a token whatever its bits, and a load under a condition became a branch
+// around it); a full chunk, every chunk but a sequence's last, has its own copy of the loop without the
+// selects (three instructions an element of the loop's 50). Software-pipelined: a group's loads are issued
+// before the previous group's elements are computed, so that about 50 instructions an element cover their
+// latency (the last pass loads an address past the group again, or the last token's, unused).
+// load(address) gives an element's (or pair's) bits, emit(out, i, bits, full) writes token i's alphas,
+// full a std::bool_constant: whether the chunk is full (then no token is past its length).
 template <int K, int kWidth>
 __device__ __forceinline__ int gate_channel() {
   return kWidth * (static_cast<int>(threadIdx.x) % (K / kWidth));
 }
-template <int K, int kWidth, class Load, class Emit>
-__device__ __forceinline__ void walk_gate_column(const TokenColumn& g, const ChunkEntry& e, float* alpha, Load load,
+template <int K, int kWidth, bool kFull, class Load, class Emit>
+__device__ __forceinline__ void walk_gate_tokens(const TokenColumn& g, const ChunkEntry& e, float* alpha, Load load,
                                                  Emit emit) {
   constexpr int kLanes = K / kWidth, kStep = kGateThreads / kLanes, kGroup = 4;
   static_assert(kGateThreads % kLanes == 0 && kChunk % (kStep * kGroup) == 0);
@@ -214,18 +217,38 @@ __device__ __forceinline__ void walk_gate_column(const TokenColumn& g, const Chu
   std::uint32_t bits[kGroup];
   const auto load_group = [&](int i0, std::uint32_t (&to)[kGroup]) {
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n, at += step) to[n] = load(i0 + kStep * n < e.length ? at : last);
+    for (int n = 0; n < kGroup; ++n, at += step) to[n] = load(kFull || i0 + kStep * n < e.length ? at : last);
   };
   load_group(first, bits);
-#pragma unroll 1
+  constexpr int kUnroll = kFull ? 2 : 1;
+#pragma unroll kUnroll
   for (int i0 = first; i0 < kChunk; i0 += kStep * kGroup) {
     std::uint32_t next[kGroup];
-    load_group(i0 + kStep * kGroup, next);
+    // A full chunk's last pass loads nothing past the tile's rows (its loads would be unused).
+    if (!kFull || i0 + kStep * kGroup < kChunk) load_group(i0 + kStep * kGroup, next);
 #pragma unroll
-    for (int n = 0; n < kGroup; ++n, out += kStep * K) emit(out, i0 + kStep * n, bits[n]);
+    for (int n = 0; n < kGroup; ++n, out += kStep * K) emit(out, i0 + kStep * n, bits[n], std::bool_constant<kFull>{});
 #pragma unroll
     for (int n = 0; n < kGroup; ++n) bits[n] = next[n];
   }
+}
+template <int K, int kWidth, class Load, class Emit>
+__device__ __forceinline__ void walk_gate_column(const TokenColumn& g, const ChunkEntry& e, float* alpha, Load load,
+                                                 Emit emit) {
+  if (e.length == kChunk)
+    walk_gate_tokens<K, kWidth, true>(g, e, alpha, load, emit);
+  else
+    walk_gate_tokens<K, kWidth, false>(g, e, alpha, load, emit);
+}
+
+// Token i's alpha from its widened raw gate, inside a full chunk without the select of 1 past the length.
+template <GateMode M, bool kFull>
+__device__ __forceinline__ float walk_alpha(const DecodeParams& p, float factor, float bias, const ChunkEntry& e, int i,
+                                            float raw) {
+  if constexpr (kFull)
+    return gate_decay<M>(p, factor, bias, raw);
+  else
+    return gate_alpha_of<M>(p, factor, bias, e, i, raw);
 }
 
 // A channel a thread, any g.
@@ -234,9 +257,10 @@ __device__ void gates(const DecodeParams& p, const ChunkEntry& e, std::int64_t h
   const int d = gate_channel<K, 1>();
   const float factor = gate_factor<M>(p, hv), bias = channel_bias<K>(p, hv, d);
   const TokenColumn g = token_column(p.g, e, hv, d);
-  walk_gate_column<K, 1>(
-      g, e, alpha, [&](const std::byte* at) { return g.bits_at(at); },
-      [&](float* out, int i, std::uint32_t bits) { *out = gate_alpha<M>(p, factor, bias, e, i, bits); });
+  walk_gate_column<K, 1>(g, e, alpha, [&](const std::byte* at) { return g.bits_at(at); },
+                         [&](float* out, int i, std::uint32_t bits, auto full) {
+                           *out = walk_alpha<M, full>(p, factor, bias, e, i, access::widen_select(p.g.dtype, bits));
+                         });
 }
 
 // A channel pair a thread where g is 16-bit with contiguous channels and 4-byte aligned rows (the serving
@@ -253,9 +277,9 @@ __device__ void gate_pairs(const DecodeParams& p, const ChunkEntry& e, std::int6
   walk_gate_column<K, 2>(
       token_column(p.g, e, hv, d), e, alpha,
       [](const std::byte* at) { return *reinterpret_cast<const std::uint32_t*>(at); },
-      [&](float* out, int i, std::uint32_t pair) {
-        *reinterpret_cast<float2*>(out) = make_float2(gate_alpha_of<M>(p, factor, bias0, e, i, widen(pair, 0)),
-                                                      gate_alpha_of<M>(p, factor, bias1, e, i, widen(pair, 1)));
+      [&](float* out, int i, std::uint32_t pair, auto full) {
+        *reinterpret_cast<float2*>(out) = make_float2(walk_alpha<M, full>(p, factor, bias0, e, i, widen(pair, 0)),
+                                                      walk_alpha<M, full>(p, factor, bias1, e, i, widen(pair, 1)));
       });
 }
 

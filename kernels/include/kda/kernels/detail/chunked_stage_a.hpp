@@ -148,16 +148,19 @@ KDA_HD float channel_bias(const DecodeParams& p, std::int64_t hv, int d) {
 KDA_HD std::uint32_t gate_bits(const TokenColumn& g, const ChunkEntry& c, int i) {
   return g.bits(loadable_token(c, i));
 }
+// gate_decay is a token's alpha inside the chunk's length (a kernel's walk of a full chunk needs no select).
+template <GateMode M>
+KDA_HD float gate_decay(const DecodeParams& p, float factor, float bias, float raw) {
+  if constexpr (M == GateMode::given)
+    return math::exp(raw);
+  else if constexpr (M == GateMode::lower_bound)
+    return math::exp_normal(math::mul(p.lower_bound, math::sigmoid(math::mul(factor, math::add(raw, bias)))));
+  else
+    return math::softplus_decay(math::add(raw, bias), factor);
+}
 template <GateMode M>
 KDA_HD float gate_alpha_of(const DecodeParams& p, float factor, float bias, const ChunkEntry& c, int i, float raw) {
-  float alpha = 0.0f;
-  if constexpr (M == GateMode::given)
-    alpha = math::exp(raw);
-  else if constexpr (M == GateMode::lower_bound)
-    alpha = math::exp_normal(math::mul(p.lower_bound, math::sigmoid(math::mul(factor, math::add(raw, bias)))));
-  else
-    alpha = math::softplus_decay(math::add(raw, bias), factor);
-  return math::select(i < c.length, alpha, 1.0f);
+  return math::select(i < c.length, gate_decay<M>(p, factor, bias, raw), 1.0f);
 }
 template <GateMode M>
 KDA_HD float gate_alpha(const DecodeParams& p, float factor, float bias, const ChunkEntry& c, int i,

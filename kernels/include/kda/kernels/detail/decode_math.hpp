@@ -281,10 +281,11 @@ KDA_HD float log1p_unit(float y) {  // ln(1 + y) for y in [0, 1], as y + y^2 q(y
   q = fma(q, y, -4.999990165e-01f);
   return fma(mul(q, y), y, y);
 }
-// e^-|x| as 2^t, t clamped at -64 (a smaller e^-|x| adds nothing to max(x, 0), and its decay rounds to 1);
-// alpha 0 where 2^(rate softplus) is below 2^-125 (as exp_normal's flush); NaN for NaN.
+// e^-|x| as 2^t, t clamped at -64 (a smaller e^-|x| adds nothing to max(x, 0), and its decay rounds to 1;
+// t <= 0 for every x but NaN, whose decay is selected, so no upper bound); alpha 0 where 2^(rate softplus)
+// is below 2^-125 (as exp_normal's flush); NaN for NaN.
 KDA_HD float softplus_decay(float x, float rate) {
-  const float t = clamp(mul(-abs(x), 1.44269502162933349609375f), -64.0f, 0.0f);
+  const float t = max(mul(-abs(x), 1.44269502162933349609375f), -64.0f);
   const float z = mul(rate, add(max(x, 0.0f), log1p_unit(exp2_normal_range(t))));
   const bool flushed = z < -125.0f;
   return select(is_nan(x), x, select(flushed, 0.0f, exp2_normal_range(flushed ? -125.0f : z)));
