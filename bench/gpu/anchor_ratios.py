@@ -7,7 +7,9 @@ one run of scripts/gpu-run.sh (parts prefill and anchors) and prints, per packin
 measured on another H200: <= 1.0 ms for 1x8192 where FLA took 2.05 ms and <= 1.2 ms for 8x2048 where it
 took 2.53 ms ("twice FLA's speed"). Carried to this machine as ratios, a target is met when FLA / ours
 reaches anchor / target (2.05 and 2.11). Both columns are printed: the absolute time against the target
-and the ratio against its in-run form. Timing differs in one respect: ours is the median of 20 calls
+and the ratio against its in-run form. One run's ratio is not a verdict: FLA's time moves between runs (its
+Triton kernels autotune at first use) far more than ours, so judge against its fastest over several runs
+(docs/cuda-prefill.md, Results). Timing differs in one respect: ours is the median of 20 calls
 each between its own events, FLA's the mean of 20 calls enqueued back to back (its Python wrapper would
 otherwise be timed).
 
