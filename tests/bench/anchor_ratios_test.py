@@ -19,8 +19,10 @@ def run(ours_rows, fla_rows):
         with open(fla, "w") as f:
             json.dump({"torch": "test", "prefill": fla_rows}, f)
         done = subprocess.run([sys.executable, SCRIPT, ours, fla, "--json", out], capture_output=True, text=True)
-        result = json.load(open(out)) if done.returncode == 0 else None
-        return done, result
+        if done.returncode != 0:
+            return done, None
+        with open(out) as f:
+            return done, json.load(f)
 
 
 def ours(name, ms):
