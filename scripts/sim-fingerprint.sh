@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sim-fingerprint.sh REF...: whether a change leaves the chunked simulation's bits alone. Builds the
-# simulation's libraries of each committed REF (scripts/ref-build.sh), compiles scripts/sim-fingerprint.cpp
+# simulation's libraries of each committed REF or patch file (scripts/ref-build.sh), compiles scripts/sim-fingerprint.cpp
 # (this checkout's) against each REF's headers and libraries, and prints each REF's hash of the outputs on
 # the named chunked cases; exits non-zero if any REF's hashes differ from the first's. The kernel's bits
 # are the simulation's only where chunked_cuda_vs_sim_test says so, on the device.
