@@ -4,9 +4,9 @@
 # may drop it after some weeks, and making it again gives the same tree). Prints the commit's id. Lets a
 # device candidate kept as a patch (bench/gpu/candidates/) be built, fingerprinted and packed as any ref.
 set -euo pipefail
+patch=$(realpath -e -- "$1") || { echo "patch-ref: no file $1" >&2; exit 2; }  # before the cd: relative to the caller
+base=${2:-HEAD}
 cd "$(dirname "$0")/.."
-patch=$1 base=${2:-HEAD}
-[ -f "$patch" ] || { echo "patch-ref: no file $patch" >&2; exit 2; }
 index=$(mktemp)
 trap 'rm -f "$index"' EXIT
 export GIT_INDEX_FILE=$index
