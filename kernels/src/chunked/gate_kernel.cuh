@@ -46,9 +46,10 @@ __device__ __forceinline__ void walk_gate_tokens(const TokenColumn& g, const Chu
   };
   load_group(first, bits);
   constexpr int kUnroll = kFull ? 2 : 1;
+  // Zeroed once: a full chunk's last pass copies next without loading it (unused, but undefined if never set).
+  std::uint32_t next[kGroup] = {};
 #pragma unroll kUnroll
   for (int i0 = first; i0 < kChunk; i0 += kStep * kGroup) {
-    std::uint32_t next[kGroup];
     // A full chunk's last pass loads nothing past the tile's rows (its loads would be unused).
     if (!kFull || i0 + kStep * kGroup < kChunk) load_group(i0 + kStep * kGroup, next);
 #pragma unroll
