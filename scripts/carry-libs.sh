@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # carry-libs.sh DEST BIN...: copies into DEST the shared libraries the programs BIN... load beyond the
 # C/C++ runtime and the driver, which the GPU image has in its own (newer) versions: what the device tool
-# must carry beside them (scripts/gpu-pack.sh, scripts/gpu-compare-pack.sh).
+# must carry beside them (scripts/gpu-pack.sh, scripts/kernel-dev/gpu-compare-pack.sh).
 set -euo pipefail
 dest=$1
 shift

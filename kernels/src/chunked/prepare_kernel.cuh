@@ -66,8 +66,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
     const bool timed = P.prepare_phase_clocks != nullptr && slot >= 0;
     // A phase ends at the barrier after it, when its last warp arrives. With phase clocks, each warp's
     // arrival goes into latest (a maximum) and thread 0 records it. (Thread 0's own clock read after the barrier
-    // booked the wait for a phase's slowest warp to the next phase whenever warp 0 finished early: the
-    // 16:37Z run, once the diagonal blocks gave warp 0 the fewest columns.)
+    // would book the wait for a phase's slowest warp to the next phase whenever warp 0 finishes early.)
     const auto end_phase = [&](int phase) {
       if (timed && lane == 0) atomicMax(&latest[phase], clock64());
       __syncthreads();
@@ -97,8 +96,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           store_token_inputs<K>(p, load_token_bits(columns, e, i), i, tid % K, t);
       }
       if (tid < kChunk) t.beta[tid] = load_beta(p, e, hv, tid);
-      // The segments' alpha products (stage_a::segment_product; until stop 37 the decay chains' first pass,
-      // a barrier of its own) by the solve warps once alpha's copy has landed: packed, they are idle here
+      // The segments' alpha products (stage_a::segment_product: the decay chains' first pass, without a
+      // barrier of its own) by the solve warps once alpha's copy has landed: packed, they are idle here
       // while the loaders store q and k. The block's n-th slot's copy is the alpha barrier's phase n.
       if (!loader) {
         mbarrier_wait(&alpha_copied, alpha_parity);
@@ -256,8 +255,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           // Then the block's diagonal inverse, whose Akk entries are all known now (the 8 x 8 triangles and
           // the quadrant just stored), a column a lane, in fp16 into the segments' region ([4][16][16]: free
           // from the decay chains' end to the next slot's), copied into T's tile in the next phase. These
-          // warps have half the products of the phase's others; the inverses' chains were the next phase's
-          // longest, on its first two warps.
+          // warps have half the products of the phase's others; in the next phase the inverses' chains would
+          // be the longest.
           __syncwarp();
           if (const int c = fresh_thread_index() % kWarp; c < kSubBlock) {
             float x[kSubBlock];
@@ -268,8 +267,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           }
         } else {
           // The warp's task from a fresh read of the thread index: kept from the kernel's start, the
-          // warp's parity was spilled, and its reload here from local memory stalled every task (1.6% of
-          // the kernel's stall samples, run of 23:40Z).
+          // warp's parity is spilled, and its reload here from local memory stalls every task.
           const int task = fresh_thread_index() / kWarp;
           const bool keys = task % 2 == 1;
           const int pair = task / 2;
@@ -384,7 +382,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         // columns j < 16 (rb + 1) (T is zero above them). Rows past the chunk's length come out zero (their
         // right-hand sides are, and T is the identity there). The results go through the warp's staging
         // rows, so that u and w are stored in 16-byte pieces of whole rows: stored from the
-        // fragments (4-byte pairs of 8 rows a store), they took 0.047 of the phase's 0.237 ms at 1 x 8192.
+        // fragments (4-byte pairs of 8 rows a store), they would take a fifth of the phase.
         const int col0 = kWarp * warp, g = lane / 4, tq = lane % 4;
         if (col0 < V + K) {
           std::uint16_t* const out =
@@ -437,10 +435,8 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
     }
     // Meanwhile the loaders issue the next slot's loads beside T's levels: q and k into registers, alpha into
-    // its tile (free since the staging), and (the last loader warp) v's rows into L2. (Stop 26 had alpha's copy wait for the levels' end, which they then
-    // took 0.184 -> 0.158 ms at 8 x 2048 with q and k loaded a channel at a time; with 8-byte loads of four
-    // channels the levels took 0.13 to 0.14 with or without alpha's copy beside them, and the products and
-    // stores 0.134 -> 0.108: stop 27's comparison calls.)
+    // its tile (free since the staging), and (the last loader warp) v's rows into L2. Their issue costs about
+    // its own time wherever it is placed (docs/cuda-prefill.md, "What limits it").
     const std::int64_t next = slot + gridDim.x;
     if (packed && loader && next < slots) {
       issue_inputs(next);

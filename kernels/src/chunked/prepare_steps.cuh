@@ -55,9 +55,8 @@ struct PrepareLayout {  // offsets in floats into dynamic shared memory
 // The slot's v rows copied as stored (cp.async, 16 bytes a copy; a row past the chunk's length copies the
 // last token's) into the tiles' rows 0 .. 15 of q (tokens 0 .. 31) and of k (tokens 32 .. 63), which
 // nothing reads between the decay chains and the right-hand sides' staging (256 bytes a token). A copy holds no
-// register while it is in flight: loaded into registers across the off-diagonal phase, two of them were
-// spilled, and the spill's store waited for its load (a measurement-only build without v's loads took
-// that phase from 0.088 to 0.048 ms at 1 x 8192). For 16-bit v whose rows are contiguous and 16-byte
+// register while it is in flight: loaded into registers across the off-diagonal phase, two of them are
+// spilled, and the spill's store waits for its load. For 16-bit v whose rows are contiguous and 16-byte
 // aligned, at K = V = 128: thread t copies pieces t % 16 of tokens t / 16 and t / 16 + 32, and reads
 // channels 2 (t % 64) and 2 (t % 64) + 1 of tokens t / 64 + 8 n, each half from its own base (compile-time
 // offsets).
@@ -152,8 +151,7 @@ __device__ __forceinline__ void store_scaled(const float (&x)[4], float factor, 
 // other, so no warp waits for another: __syncwarp orders the warp's own stores and loads. Each P_IJ takes
 // its k-step M as soon as T_MJ is known, all of the warp's P side by side (the k-step M = J of every I at
 // once, then after each T_IJ the k-step M = I of the later ones): warp 0's chain is six dependent products
-// rather than nine, each accumulator's k-steps in the same order, so the same bits. (Until stop 29 these
-// were fp32 fma chains on eight warps in six barrier-separated steps.)
+// rather than nine, each accumulator's k-steps in the same order, so the same bits.
 __device__ __forceinline__ void inverse_levels(const float* akk, __half* t_h, int lane) {
   const int J = fresh_thread_index() / kWarp, g = lane / 4, tq = lane % 4;
   if (J >= kSegments - 1) return;
@@ -217,7 +215,7 @@ __device__ __forceinline__ void widen4(DType dtype, uint2 bits, float (&x)[4]) {
 // The loaders' q and k rows in the inputs phase (packed): widened, l2-normalised (or scaled) and stored into
 // their tiles. A loader warp holds whole rows, four channels a lane (lane % G the group of
 // stage_a::square_sum): the rows' sums of squares meet in row_sums and each lane's factor goes to the lanes
-// of its row. (Until stop 29 a phase of its own read the tiles back, a fifth of it shared-memory wavefronts.)
+// of its row, so that no phase of its own reads the tiles back.
 template <int K, bool kBf16>
 __device__ __forceinline__ void loader_rows(const DecodeParams& p, uint2 (&q_bits)[kLoaderTokens<K>],
                                             uint2 (&k_bits)[kLoaderTokens<K>], const Tile& t) {

@@ -146,8 +146,8 @@ __device__ __forceinline__ void prefetch_chunk(const ChunkedParams& P, const Chu
 // How stage B stores o, chosen once at launch (o_store_of): a pair of channels as one 4-byte store of
 // two bf16 or fp16 (o in that dtype with unit channel stride and every pair 4-byte aligned), or through
 // access::store_pair's run-time checks (any other o). A template argument: in the run-time form the
-// dtype and alignment branches around each pair took a third of stage B's instructions and a fifth of
-// its stall samples (Nsight Compute source counters at 1 x 8192, run of 23:40Z).
+// dtype and alignment branches around each pair take a third of stage B's instructions and a fifth of
+// its stall samples (Nsight Compute source counters at 1 x 8192).
 enum class OStore { bf16_pairs, f16_pairs, any };
 
 template <OStore M>

@@ -354,8 +354,8 @@ KDA_HD float to_tf32(float x) {
 inline constexpr int kSegments = kChunk / kSubBlock;
 
 // The segment's alpha and k of key channel d, rows r .. r + 15, read from the tiles into registers once a
-// pass: chain_segment's two walks had read each of them twice, and the chains wait on the shared-memory
-// queue (docs/cuda-prefill.md). Kept across the barrier between the passes, 14 of them were spilled.
+// pass rather than once a walk (chain_segment walks twice), since the chains wait on the shared-memory
+// queue. Kept across the barrier between the passes, 14 of them would be spilled.
 template <int K>
 struct SegmentColumn {
   float alpha[kSubBlock], k[kSubBlock];

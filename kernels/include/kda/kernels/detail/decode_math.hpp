@@ -249,8 +249,8 @@ KDA_HD float softplus(float x) { return softplus_from(x, exp(x > 20.0f ? 20.0f :
 // -A log2(e) (one rounding, per head, beside A's own), and softplus(x) = max(x, 0) + log1p(e^-|x|): the
 // log's argument lies in (0, 1], so neither range reduction nor log1p's correction of 1 + y is needed,
 // and no threshold (above x = 16.6 the log's term is under half an ulp of x, as the peers' threshold of 20
-// gives). Its polynomials are minimax fits (scripts/fit-gate-polynomials.py) of 2^f on [-1/2, 1/2] (1.9e-9
-// relative before its coefficients' rounding) and of log1p(y) on [0, 1] (4.7e-9). The gate kernel's loop
+// gives). Its polynomials are minimax fits (scripts/kernel-dev/fit-gate-polynomials.py) of 2^f on
+// [-1/2, 1/2] (1.9e-9 relative before its coefficients' rounding) and of log1p(y) on [0, 1] (4.7e-9). The gate kernel's loop
 // takes 59 SASS instructions an element with it, 91 with exp, log1p and exp again; decode_math_test holds
 // it within 4 x 2^-24 (1 + |g|) of the exact decay, where fp32's rounding of g alone costs 2^-24 |g|.
 KDA_HD float exp2_fraction(float f) {  // 2^f for |f| <= 1/2
