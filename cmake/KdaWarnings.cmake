@@ -1,4 +1,9 @@
 # Project-wide compile settings, applied per target through kda_configure_target().
+
+# KDA_SANITIZE's flags; the installed libraries pass them on to their users too (KdaInstall.cmake).
+set(KDA_SANITIZE_COMPILE_OPTIONS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+set(KDA_SANITIZE_LINK_OPTIONS -fsanitize=address,undefined)
+
 function(kda_configure_target target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>)
@@ -11,9 +16,8 @@ function(kda_configure_target target)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=${KDA_CPU_BASELINE}>)
   endif()
   if(KDA_SANITIZE)
-    target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer>)
-    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${KDA_SANITIZE_COMPILE_OPTIONS}>")
+    target_link_options(${target} PRIVATE ${KDA_SANITIZE_LINK_OPTIONS})
   endif()
   if(KDA_BUILD_FUZZERS)  # fuzz/: libFuzzer's coverage, AddressSanitizer and UBSan in every target
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined
