@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Splits Nsight Compute's per-SASS source counters (scripts/ncu-prefill.sh's CSV) into the stretches
+"""Splits Nsight Compute's per-SASS source counters (scripts/kernel-dev/ncu-prefill.sh's CSV) into the stretches
 between barriers (BAR.SYNC / BAR.SYNC.DEFER_BLOCKING) and prints, per stretch: SASS lines, instructions
 executed (warp level), stall samples, shared-memory wavefronts and the three largest stall reasons.
 Usage: ncu-phases.py KERNEL.csv [--top N]   (N: also the N SASS lines with the most samples)"""

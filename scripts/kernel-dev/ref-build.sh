@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # ref-build.sh REF TARGET...: builds TARGET... of the committed git REF in a worktree and build folder of its
-# own, build-compare/<commit>/{src,build}, kept for the next call (a second build of the same commit only
-# relinks what changed). REF may also be a patch file (*.patch): HEAD with it applied (scripts/patch-ref.sh).
+# own, build-compare/<commit>/{src,build}, kept for reuse (a second build of the same commit only
+# relinks what changed).
 # Progress goes to stderr; the last line on stdout is the build folder.
-# (scripts/gpu-compare-pack.sh, scripts/sim-fingerprint.sh.)
+# (scripts/kernel-dev/gpu-compare-pack.sh, scripts/kernel-dev/sim-fingerprint.sh.)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ref=$1
 shift
-[[ $ref != *.patch ]] || ref=$(bash scripts/patch-ref.sh "$ref")
 commit=$(git rev-parse --short=9 "$ref^{commit}")
 src=build-compare/$commit/src build=build-compare/$commit/build
 if [ -d "$src" ]; then

@@ -1,6 +1,6 @@
 // The chunked simulation's outputs on the named chunked cases and a benchmark-like packing (two seeds
 // each) as one FNV-1a hash a case: o, the final states and the chunk-start states, bit for bit. Built by
-// scripts/sim-fingerprint.sh against each ref's libraries, to check that a change leaves the bits alone.
+// scripts/kernel-dev/sim-fingerprint.sh against each ref's libraries, to check that a change leaves the bits alone.
 #include <cstdint>
 #include <cstdio>
 #include <vector>

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool, carry [".carry"]): Nsight Compute's source counters for the chunked
 # prefill's kernels at 1 x 8192 (prefill_bench's first packing, after its warm-ups), one launch each,
-# exported per SASS instruction as CSV into $OUT (scripts/ncu-phases.py splits them at the barriers).
-# Usage: bash scripts/ncu-prefill.sh [kernel-regex ...]   (default: prepare_kernel scan_kernel gate_kernel)
+# exported per SASS instruction as CSV into $OUT (scripts/kernel-dev/ncu-phases.py splits them at the barriers).
+# Usage: bash scripts/kernel-dev/ncu-prefill.sh [kernel-regex ...]   (default: prepare_kernel scan_kernel gate_kernel)
 #   NCU_SKIP: launches of the kernel to skip first (default 3: 1 x 8192 after its warm-ups; 9 still lands
 #   in 1 x 8192 for all three kernels: the prepare kernel's grid is one block per SM whatever the packing,
 #   so count its slots from the instructions of a once-a-slot SASS line); the files are named kernel-SKIP.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source scripts/gpu-unpack.sh
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 ncu=$(ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-compare.sh [ROUNDS]: on the device (carry [$KDA_COMPARE_PACK], by default build-compare/compare.tgz,
-# from scripts/gpu-compare-pack.sh), each packed build's CUDA-vs-simulation cases (KDA_COMPARE_TESTS, a gtest
+# from scripts/kernel-dev/gpu-compare-pack.sh), each packed build's CUDA-vs-simulation cases (KDA_COMPARE_TESTS, a gtest
 # filter; by default stage B's transposed and double-buffered forms), then `prefill_bench --reps 20
 # --timing-only` of every build in turn, ROUNDS times (2 by default), so that the device's drift falls on
 # every build alike. Prints the benchmark table's rows and the prepare kernel's phase rows (so that builds
@@ -8,7 +8,7 @@
 # non-zero if a build's cases failed. KDA_COMPARE_ONLY (an extended regex on the builds' folder names,
 # <n>-<REF>-<commit>) runs some of a pack's builds, so that a pack too long for one call splits over two.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 rounds=${1:-2}
 filter=${KDA_COMPARE_TESTS:-*/transposed:*/double_buffered}
 dir=$(mktemp -d)
