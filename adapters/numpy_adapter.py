@@ -8,6 +8,9 @@ padding rows and both state layouts work as they do for a kernel handed raw poin
 
     kda-oracle check --kernel exec:"python3 adapters/numpy_adapter.py" --cases 10
 
+--no-pool declares no state pool (state_sources=none,dense): a kernel without pools, whose pool
+properties kda-oracle reports skipped.
+
 Anything on stdout is protocol: diagnostics go to stderr.
 """
 import sys
@@ -213,8 +216,8 @@ def reply(line):
     sys.stdout.flush()
 
 
-def serve(handle_request=handle):
-    reply(f"kda-adapter 1 {NAME} {PROFILE} {CAPABILITIES}")
+def serve(handle_request=handle, capabilities=CAPABILITIES):
+    reply(f"kda-adapter 1 {NAME} {PROFILE} {capabilities}")
     for line in sys.stdin:
         words = line.split()
         if words == ["quit"]:
@@ -231,4 +234,7 @@ def serve(handle_request=handle):
 
 if __name__ == "__main__":
     np.seterr(over="ignore", under="ignore")  # strong gates overflow exp() towards harmless 0 / inf
-    serve()
+    if sys.argv[1:] not in ([], ["--no-pool"]):
+        sys.exit("usage: numpy_adapter.py [--no-pool]")
+    serve(capabilities=CAPABILITIES.replace("state_sources=none,dense,pool", "state_sources=none,dense")
+          if sys.argv[1:] == ["--no-pool"] else CAPABILITIES)

@@ -60,9 +60,11 @@ decode_part() {
   local sanitized_cases='--gtest_filter=CudaVsSim.NamedCasesBitIdentical:CudaVsSim.MixedStateDtypes:CudaVsSim.PaddedStateRows'
   step resource-usage 20 cuobjdump --dump-resource-usage "$bin/decode_bench"
   step cuda-vs-simulation 60 bash -c 'no_skips "$@"' _ "$bin/cuda_vs_sim_test"
-  step catalogue 120 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/cuda_catalogue_test"
-  step cuda-plugin 120 env KDA_PROPERTY_CASES=50 KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" \
-    bash -c 'no_skips "$@"' _ "$bin/cuda_plugin_test"
+  step catalogue 120 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/gpu_catalogue_test" \
+    '--gtest_filter=*/cuda_recurrent__*'
+  step cuda-plugin 20 env KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" bash -c 'no_skips "$@"' _ "$bin/cuda_plugin_test"
+  step cuda-plugin-catalogue 120 env KDA_PROPERTY_CASES=50 KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" \
+    bash -c 'no_skips "$@"' _ "$bin/gpu_catalogue_test" '--gtest_filter=*/cuda_plugin__*'
   for tool in memcheck racecheck initcheck synccheck; do
     step "sanitizer-$tool" 45 compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/cuda_vs_sim_test" "$sanitized_cases"
   done
@@ -79,7 +81,8 @@ prefill_part() {
   step chunked-tensor-core-instructions 20 bash -c "cuobjdump -sass '$bin/prefill_bench' | grep -oE 'HG?MMA' | sort | uniq -c"
   step tensor-core-model 60 bash -c 'no_skips "$@"' _ "$bin/tensor_core_hardware_test"
   step chunked-cuda-vs-simulation 300 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_vs_sim_test"
-  step chunked-catalogue 240 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/chunked_cuda_catalogue_test"
+  step chunked-catalogue 240 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/gpu_catalogue_test" \
+    '--gtest_filter=*/cuda_chunked__*'
   for tool in memcheck racecheck initcheck synccheck; do
     step "chunked-sanitizer-$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/chunked_cuda_vs_sim_test" '--gtest_filter=*ChunkedCudaVsSim.NamedCases*'

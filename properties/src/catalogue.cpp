@@ -10,50 +10,48 @@ const std::vector<Property>& catalogue() {
        "Outputs and final states (dense or in the pool), chunk and token states agree with the fp64 recurrent "
        "reference under the tolerance policy: rel-RMS <= alpha x the precision-matched model's rel-RMS + the output "
        "dtype's unit roundoff. NaN or Inf where the reference is finite always fails.",
-       check_matches_reference},
+       {}, check_matches_reference},
       {"untouched",
        "Every byte outside the region the call may write is bit-identical afterwards: inputs, gaps of strided views, "
        "pool slots no active index names (padding rows included), gaps between pool slots, guard bands.",
-       check_untouched},
+       {}, check_untouched},
       {"rejects-invalid",
        "A problem that breaks exactly one rule of the kernel's profile is rejected with that rule's code, and "
        "nothing at all is written.",
-       check_rejects_invalid},
+       {}, check_rejects_invalid},
       {"padding-rows",
        "Sequences whose state index is -1 (filled with upstream's padding pattern: gate -1000, k = v = beta = 0) get "
        "zero output rows and leave their pool slot and every other byte untouched.",
-       check_padding_rows},
+       {.pool = true}, check_padding_rows},
       {"causality",
        "Changing any input at token t of a sequence changes no output before t, and nothing in other sequences, "
        "bit for bit: a tolerance would hide the small non-causal errors seen in real kernels (FLA issue 1240).",
-       check_causality},
+       {.prefill = true}, check_causality},
       {"packing",
        "A call with N >= 2 sequences (varlen, or one per batch row) equals one call per sequence with the same inputs "
        "and initial state: o, final states (dense or pooled), chunk and token states, within the unit roundoff of each "
        "tensor's dtype. Sequences must not leak into each other through the packing.",
-       check_packing},
+       {.sequences = 2}, check_packing},
       {"split",
        "One sequence as two prefill calls, the first call's final state the second's initial state, equals one call; "
        "where the kernel decodes, so does a prefill followed by decode steps (one token each) against one longer "
        "prefill. Bound: alpha x the precision model's disagreement on the same split (chunks move, decode takes the "
        "recurrent path) + the unit roundoffs of the tensor's and the carried state's dtypes.",
-       check_split},
+       {.prefill = true, .initial_state = true}, check_split},
       {"layout",
        "The same case with [V,K] and with [K,V] states (initial states transposed, pool geometry kept) gives the same "
-       "o and transposed final, chunk and token states, within the unit roundoff of each tensor's dtype. Only where "
-       "the kernel takes both layouts.",
-       check_layout},
+       "o and transposed final, chunk and token states, within the unit roundoff of each tensor's dtype.",
+       {.both_layouts = true}, check_layout},
       {"gva-expansion",
        "HV value heads reading H < HV q/k heads (value head hv reads q/k head hv / (HV/H)) equal the same problem "
        "with HV q/k heads, each q/k head repeated HV/H times, within the unit roundoff of each tensor's dtype.",
-       check_gva_expansion},
+       {}, check_gva_expansion},
       {"serving-loop",
        "A stateful run over a state pool (rapidcheck state commands): sequences are admitted into free slots, "
        "prefilled, decoded in batches with -1 padding rows mixed in, freed and their slots reused. After every call "
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
-       "under the tolerance policy, and every pool byte the call does not name stays bit-identical. Only where the "
-       "kernel takes pools.",
-       check_serving_loop},
+       "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
+       {.pool = true}, check_serving_loop},
   };
   return all;
 }

@@ -102,7 +102,8 @@ bool supports(const Kernel& kernel, StateSource source) {
 
 DrawnCase draw_case(CheckContext& context, const detail::Needs& needs, const std::function<void(CaseSpec&)>& adjust) {
   const detail::Allowed allowed = detail::allowed_for(context.kernel, context.limits);
-  if (!detail::feasible(allowed, needs)) RC_DISCARD("the kernel takes no case with what this property needs");
+  // The property's KernelNeeds let it run here: a case it cannot draw is a failure, not a skip.
+  if (!detail::feasible(allowed, needs)) RC_FAIL("the kernel takes no case with what this property needs");
   DrawnCase drawn{*rc::gen::map(detail::gen_case(allowed, needs),
                                 [adjust](CaseSpec spec) {  // by value: shrinking replays it later
                                   if (adjust) adjust(spec);

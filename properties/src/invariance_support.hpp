@@ -18,8 +18,8 @@ bool supports(const Kernel& kernel, Mode mode);
 bool supports(const Kernel& kernel, StateSource source);
 
 // A valid case with `needs` (two sequences, a pool, ...), changed by `adjust` (which must keep it
-// valid), tagged with its coverage categories, and the problem it builds. Discards the case when the
-// kernel can take no such case.
+// valid), tagged with its coverage categories, and the problem it builds. Fails the case when the
+// kernel can take no such case (the property's KernelNeeds should have skipped it).
 struct DrawnCase {
   CaseSpec spec;
   Problem problem;

@@ -67,7 +67,6 @@ void check_rejects_invalid(CheckContext& context) {
 }
 
 void check_padding_rows(CheckContext& context) {
-  if (!has_pool_support(context.kernel)) RC_DISCARD("the kernel takes no state pool");
   // The padding row is put in before the case is drawn, so the printed counterexample shows it.
   const CaseSpec spec = *rc::gen::map(gen_valid_case(context.kernel, context.limits), [](CaseSpec s) {
     with_padding_row(s);

@@ -1,24 +1,11 @@
 // layout: the same case with [V,K] and with [K,V] states gives the same o and transposed states.
-#include <algorithm>
-
 #include "invariance_support.hpp"
 #include "kda/properties/problem_surgery.hpp"
 #include "kda/properties/property_bodies.hpp"
 
 namespace kda::props {
 
-namespace {
-bool takes_both_layouts(const Kernel& kernel) {
-  const auto& layouts = kernel.capabilities().layouts;
-  const Profile& profile = kernel.profile();
-  const bool one_required = profile.state_layout && profile.enforces(Rule::state_layout);
-  return !one_required && std::find(layouts.begin(), layouts.end(), StateLayout::vk) != layouts.end() &&
-         std::find(layouts.begin(), layouts.end(), StateLayout::kv) != layouts.end();
-}
-}  // namespace
-
 void check_layout(CheckContext& context) {
-  if (!takes_both_layouts(context.kernel)) RC_DISCARD("the kernel takes one state layout only");
   const DrawnCase drawn = draw_case(context, {});
   const Problem& base = drawn.problem;
   context.note_case(base);

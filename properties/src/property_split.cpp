@@ -60,9 +60,8 @@ std::vector<i64> sequences_with_state(const Problem& p) {
 void check_split(CheckContext& context) {
   Kernel& kernel = context.kernel;
   const bool dense = supports(kernel, StateSource::dense);
-  if (!dense && !supports(kernel, StateSource::pool)) RC_DISCARD("the kernel takes no initial state");
   detail::Needs needs;  // a prefill case with tokens to split: decode cases have one-token sequences only
-  if (supports(kernel, Mode::prefill)) needs.mode = Mode::prefill;
+  needs.mode = Mode::prefill;
   needs.min_tokens = 2;
   const DrawnCase drawn = draw_case(context, needs, first_sequence_not_padding);
   const Problem& base = drawn.problem;

@@ -4,11 +4,6 @@
 
 namespace kda::props {
 
-bool has_pool_support(const Kernel& kernel) {
-  const auto& sources = kernel.capabilities().state_sources;
-  return std::find(sources.begin(), sources.end(), StateSource::pool) != sources.end();
-}
-
 bool with_padding_row(CaseSpec& spec) {
   ProblemSpec& p = spec.problem;
   if (p.state != StateSource::pool || p.lengths.empty()) return false;

@@ -131,6 +131,15 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
     PropertyReport report;
     report.property = property->name;
     report.seed = property_seed(options.seed, property->name);
+    try {
+      report.skipped = inapplicable(property->needs, context.kernel, context.limits);
+    } catch (const std::invalid_argument&) {
+      // The kernel takes no valid case at all: the property runs, and fails saying so.
+    }
+    if (!report.skipped.empty()) {
+      reports.push_back(std::move(report));
+      continue;
+    }
     rc::detail::TestParams params;
     params.seed = report.seed;
     params.maxSuccess = options.cases;
@@ -188,9 +197,15 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
 void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel) {
   os << std::left << std::setw(22) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
      << std::setw(8) << "failed" << std::setw(10) << "seconds" << '\n';
-  for (const auto& r : reports)
-    os << std::left << std::setw(22) << r.property << std::right << std::setw(8) << r.cases << std::setw(8) << r.passed
-       << std::setw(8) << r.failed << std::setw(10) << std::fixed << std::setprecision(2) << r.seconds << '\n';
+  for (const auto& r : reports) {
+    os << std::left << std::setw(22) << r.property;
+    if (!r.skipped.empty()) {
+      os << "skipped: " << r.skipped << '\n';
+      continue;
+    }
+    os << std::right << std::setw(8) << r.cases << std::setw(8) << r.passed << std::setw(8) << r.failed
+       << std::setw(10) << std::fixed << std::setprecision(2) << r.seconds << '\n';
+  }
   for (const auto& r : reports) {
     if (!r.failure.empty()) {
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';

@@ -1,8 +1,11 @@
-// The runner's own contract: options that cannot run are refused before anything runs, and progress
-// counts passed cases only (a property's discarded cases are not progress), ending once per property.
+// The runner's own contract: options that cannot run are refused before anything runs, progress
+// counts passed cases only (a property's discarded cases are not progress), ending once per property,
+// and a property the kernel cannot take (its needs) is skipped with the reason, not failed.
 #include <gtest/gtest.h>
 #include <rapidcheck/detail/Configuration.h>
 
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -111,6 +114,72 @@ TEST(Runner, ProgressShowsAFailureAndItsShrink) {
   int failures_seen = 0;
   for (const auto& p : seen) failures_seen += p.failed && p.shrinks == 0 && !p.finished;
   EXPECT_EQ(failures_seen, 1) << "one notice when the case fails, before its shrink";
+}
+
+// The fp32 reference behind other capabilities: a kernel that lacks what some properties need.
+std::unique_ptr<Kernel> reference_with(const std::string& name, const std::function<void(Capabilities&)>& change) {
+  auto k = std::make_unique<BrokenKernel>();
+  k->name_ = name;
+  change(k->capabilities_);
+  return k;
+}
+
+// Runs the whole catalogue, 3 cases each; every property outside `skipped` must run and pass, every
+// one in it must be skipped for `why`.
+void expect_skipped(Kernel& kernel, const std::set<std::string>& skipped, const std::string& why) {
+  props::CheckContext context{kernel, kernel};
+  props::RunOptions options;
+  options.cases = 3;
+  const auto reports = props::run_properties(context, options);
+  ASSERT_EQ(reports.size(), props::catalogue().size());
+  std::ostringstream table;
+  props::print_reports(table, reports, kernel.name());
+  for (const auto& r : reports) {
+    EXPECT_TRUE(r.ok()) << table.str();
+    if (skipped.count(r.property)) {
+      EXPECT_EQ(r.skipped, why) << r.property;
+      EXPECT_EQ(r.cases, 0) << r.property;
+      EXPECT_NE(table.str().find(r.property + std::string(22 - r.property.size(), ' ') + "skipped: " + why + "\n"),
+                std::string::npos)
+          << table.str();
+    } else {
+      EXPECT_EQ(r.skipped, "") << r.property;
+      EXPECT_EQ(r.passed, 3) << r.property << '\n' << table.str();
+    }
+  }
+}
+
+TEST(Runner, SkipsThePoolPropertiesForAKernelWithoutPools) {
+  const auto kernel = reference_with("no pools", [](Capabilities& c) {
+    c.state_sources = {StateSource::none, StateSource::dense};
+  });
+  expect_skipped(*kernel, {"padding-rows", "serving-loop"}, "the kernel takes no state pool");
+}
+
+TEST(Runner, SkipsThePrefillPropertiesForADecodeOnlyKernel) {
+  const auto kernel = reference_with("decode only", [](Capabilities& c) { c.modes = {Mode::decode}; });
+  expect_skipped(*kernel, {"causality", "split"}, "the kernel runs no prefill call (decode only)");
+}
+
+TEST(Runner, SkipsTheLayoutPropertyForAKernelOfOneLayout) {
+  const auto kernel = reference_with("[V,K] only", [](Capabilities& c) { c.layouts = {StateLayout::vk}; });
+  expect_skipped(*kernel, {"layout"}, "the kernel takes one state layout only (VK)");
+}
+
+// causality applies to a prefill kernel, but with one token per call no case has a token to change
+// after another: every case is discarded, and that is a failure, not a skip.
+TEST(Runner, APropertyThatAppliesButDrawsNoCaseFails) {
+  auto kernel = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
+  props::CheckContext context{*kernel, *kernel};
+  context.limits.max_tokens = 1;
+  props::RunOptions options;
+  options.properties = {"causality"};
+  options.cases = 3;
+  const auto reports = props::run_properties(context, options);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].skipped, "");
+  EXPECT_FALSE(reports[0].ok());
+  EXPECT_NE(reports[0].failure.find("gave up"), std::string::npos) << reports[0].failure;
 }
 
 }  // namespace

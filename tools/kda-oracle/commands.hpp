@@ -2,6 +2,7 @@
 // Each subcommand registers itself on the CLI11 app; its run returns the process exit code.
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <iosfwd>
 #include <string>
 
 namespace kda::cli {
@@ -23,6 +24,10 @@ inline CLI::Validator at_least(double least, bool inclusive = true) {
       },
       bound);
 }
+
+// The property table (name, needs, doc) and the kernel table (name, precision model, GPU, doc) in
+// Markdown, as `check --list` prints them and docs/properties.md holds them.
+void print_tables(std::ostream& os);
 
 Command add_smoke(CLI::App& app);
 Command add_check(CLI::App& app);

@@ -6,7 +6,7 @@
 #include "golden_commands.hpp"
 #include "golden_report.hpp"
 #include "kda/golden/verify.hpp"
-#include "kernel_registry.hpp"
+#include "kda/registry/kernel_registry.hpp"
 #include "progress.hpp"
 
 namespace kda::cli {
@@ -36,7 +36,7 @@ Command add_golden_verify(CLI::App& golden) {
             const golden::File file = golden::File::open(args->golden);
             std::vector<golden::CaseReport> reports;
             if (!args->kernel.empty()) {
-              KernelUnderTest kut = make_kernel(args->kernel);
+              registry::KernelUnderTest kut = registry::make_kernel(args->kernel);
               std::optional<golden::ResultsFile> saved;
               if (!args->save_results.empty()) saved = golden::ResultsFile::create(args->save_results, kut.kernel->name());
               std::printf("golden verify: %s against kernel %s\n", args->golden.c_str(), kut.kernel->name().c_str());

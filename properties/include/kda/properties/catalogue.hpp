@@ -28,9 +28,27 @@ struct CheckContext {
   }
 };
 
+// What a property needs of a kernel beyond a valid case. A kernel that lacks it cannot take the
+// property's cases; the runner reports the property skipped there, not failed.
+struct KernelNeeds {
+  bool pool = false;           // a state pool
+  bool prefill = false;        // prefill calls: sequences of several tokens
+  bool initial_state = false;  // an initial state, dense or pooled
+  bool both_layouts = false;   // [V,K] and [K,V] states
+  int sequences = 1;           // sequences in one call, at least
+};
+
+// Why `kernel`, with cases drawn under `limits`, cannot take the cases of a property with `needs`; empty
+// when it can. Decided by the generators' own view of the kernel (capabilities, profile, limits).
+// Throws std::invalid_argument where the kernel takes no valid case at all.
+std::string inapplicable(const KernelNeeds& needs, const Kernel& kernel, const GenLimits& limits);
+// The needs in words, comma-separated ("pool, prefill"); "-" for none.
+std::string describe(const KernelNeeds& needs);
+
 struct Property {
   std::string name;  // kebab-case, as on the command line: "matches-reference"
   std::string doc;   // one paragraph: what is checked and why
+  KernelNeeds needs;
   std::function<void(CheckContext&)> body;  // one rapidcheck case
 };
 

@@ -22,7 +22,6 @@ CaseSpec draw_valid_case(CheckContext& context);
 
 namespace kda::props {
 
-bool has_pool_support(const Kernel& kernel);
 // Makes sure a pooled case has at least one padding row (index -1); false when the case has no pool.
 bool with_padding_row(CaseSpec& spec);
 

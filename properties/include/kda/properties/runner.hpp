@@ -45,9 +45,10 @@ struct PropertyReport {
   std::uint64_t seed = 0;
   std::string failure;  // the message, the shrunk counterexample
   std::string replay;   // pass back as RunOptions::replay (kda-oracle check --replay)
+  std::string skipped;  // why the kernel cannot take the property's cases (its needs); empty: it ran
   std::map<std::string, int> coverage;
   std::vector<std::string> missing_categories;
-  bool ok() const { return failed == 0 && missing_categories.empty(); }
+  bool ok() const { return failed == 0 && missing_categories.empty(); }  // a skipped property is not failed
 };
 
 // The seed property `name` runs with when the run's seed is `seed`.
@@ -58,9 +59,11 @@ std::uint64_t property_seed(std::uint64_t seed, std::string_view name);
 // does not select. run_properties checks them first too; a caller checks them before it starts a kernel.
 void validate(const RunOptions& options);
 
+// Each selected property that applies to the context's kernel (Property::needs) runs; the others are
+// reported skipped, with the reason. A property that applies and draws no case fails ("gave up").
 std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options);
 
-// property | cases | passed | failed | seconds, then each failure with the command that replays
+// property | cases | passed | failed | seconds ("skipped: <why>" instead for a skipped one), then each failure with the command that replays
 // exactly its shrunk case (`kernel` is the --kernel argument that names the kernel under test).
 void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel = "NAME");
 void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
