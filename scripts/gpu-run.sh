@@ -37,7 +37,7 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 # shellcheck source=scripts/steps.sh
 source scripts/steps.sh
 
-# A gtest program that skipped a test (no usable GPU) fails the step.
+# A gtest program that skipped a test (no usable GPU) or ran none (a filter that matches nothing) fails the step.
 # shellcheck disable=SC2317  # called through bash -c
 no_skips() {
   local log status
@@ -46,6 +46,10 @@ no_skips() {
   status=${PIPESTATUS[0]}
   if grep -q '^\[  SKIPPED \]' "$log"; then
     echo "gpu-run: tests were skipped (no sm_90 device?)"
+    status=1
+  fi
+  if grep -q '^\[==========\] Running 0 tests' "$log"; then
+    echo "gpu-run: the filter selected no test"
     status=1
   fi
   rm -f "$log"
