@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "generators_internal.hpp"
-#include "kda/properties/catalogue.hpp"
+#include "kda/properties/property_bodies.hpp"
 
 namespace kda::props {
 
@@ -20,10 +20,6 @@ bool supports(const Kernel& kernel, StateSource source);
 // A valid case with `needs` (two sequences, a pool, ...), changed by `adjust` (which must keep it
 // valid), tagged with its coverage categories, and the problem it builds. Discards the case when the
 // kernel can take no such case.
-struct DrawnCase {
-  CaseSpec spec;
-  Problem problem;
-};
 DrawnCase draw_case(CheckContext& context, const detail::Needs& needs,
                     const std::function<void(CaseSpec&)>& adjust = {});
 
