@@ -9,15 +9,6 @@ namespace kda::props {
 
 namespace {
 
-std::string_view name_of_source(StateSource s) {
-  switch (s) {
-    case StateSource::none: return "none";
-    case StateSource::dense: return "dense";
-    case StateSource::pool: return "pool";
-  }
-  return "?";
-}
-
 std::string list(const std::vector<std::int64_t>& xs) {
   std::ostringstream s;
   s << '[';
@@ -38,7 +29,7 @@ void describe_gate(std::ostream& s, const ProblemSpec& p) {
 }
 
 void describe_states(std::ostream& s, const ProblemSpec& p) {
-  s << " | state=" << name_of_source(p.state);
+  s << " | state=" << name_of(p.state);
   if (p.state != StateSource::none || p.final_state || p.chunk_states || p.token_states)
     s << ' ' << name_of(p.state_dtype) << ' ' << name_of(p.options.state_layout);
   if (p.state == StateSource::pool)

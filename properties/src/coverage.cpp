@@ -1,14 +1,11 @@
 #include "kda/properties/coverage.hpp"
 
-#include <algorithm>
+#include "list_helpers.hpp"
 
 namespace kda::props {
 
 namespace {
-template <class T>
-bool has(const std::vector<T>& xs, const T& x) {
-  return std::find(xs.begin(), xs.end(), x) != xs.end();
-}
+using detail::has;
 
 bool any_sequence(const Problem& p, auto&& pred) {
   for (std::int64_t n = 0; n < p.N; ++n)

@@ -5,21 +5,17 @@
 #include <string>
 
 #include "generators_internal.hpp"
+#include "list_helpers.hpp"
 
 namespace kda::props::detail {
 
 namespace {
 
-template <class T>
-bool contains(const std::vector<T>& xs, const T& x) {
-  return std::find(xs.begin(), xs.end(), x) != xs.end();
-}
-
 // The preferred values (simplest first) that every list in `sets` holds; an unenforced set is skipped.
 template <class T>
 std::vector<T> common(std::vector<T> preferred, std::initializer_list<const std::vector<T>*> sets) {
   std::erase_if(preferred, [&](const T& x) {
-    return std::any_of(sets.begin(), sets.end(), [&](const std::vector<T>* s) { return s && !contains(*s, x); });
+    return std::any_of(sets.begin(), sets.end(), [&](const std::vector<T>* s) { return s && !has(*s, x); });
   });
   return preferred;
 }
@@ -55,9 +51,9 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
   auto dims = [&](const std::vector<i64>& cap_set, const std::vector<i64>& prof_set, i64 prof_max) {
     std::vector<i64> out;
     for (i64 d : limits.head_dims) {
-      const bool cap_ok = cap_set.empty() ? d <= caps.max_head_dim : contains(cap_set, d);
+      const bool cap_ok = cap_set.empty() ? d <= caps.max_head_dim : has(cap_set, d);
       const bool prof_ok = d >= 1 && d <= prof_max &&
-                           (!prof.enforces(Rule::head_dims_supported) || prof_set.empty() || contains(prof_set, d));
+                           (!prof.enforces(Rule::head_dims_supported) || prof_set.empty() || has(prof_set, d));
       if (cap_ok && prof_ok) out.push_back(d);
     }
     return out;
@@ -72,7 +68,7 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
   a.chunk_sizes = common(contract_chunks, {&caps.chunk_sizes});
   if (!prof.enforces(Rule::chunk_size))
     for (int c : caps.chunk_sizes)
-      if (!contains(a.chunk_sizes, c) && c > 0) a.chunk_sizes.push_back(c);
+      if (!has(a.chunk_sizes, c) && c > 0) a.chunk_sizes.push_back(c);
 
   const std::vector<StateLayout> layouts{StateLayout::vk, StateLayout::kv};
   const std::vector<StateLayout> required =
@@ -83,7 +79,7 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
 
   // Decode needs no chunk size of the kernel's; the contract's default (64) is taken there.
   for (Mode m : {Mode::prefill, Mode::decode})
-    if (contains(caps.modes, m) && (m == Mode::decode || !a.chunk_sizes.empty())) a.modes.push_back(m);
+    if (has(caps.modes, m) && (m == Mode::decode || !a.chunk_sizes.empty())) a.modes.push_back(m);
   if (a.chunk_sizes.empty()) a.chunk_sizes.push_back(64);
 
   require(limits.max_sequences >= 1 && limits.max_tokens >= 1 && limits.max_heads >= 1 && limits.max_work >= 1,
@@ -106,13 +102,13 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
 std::vector<StateSource> sources_for(const Allowed& a, const Needs& n) {
   std::vector<StateSource> out;
   for (StateSource s : a.sources)
-    if ((n.sources.empty() || contains(n.sources, s)) && (!n.final_state.value_or(false) || s != StateSource::pool))
+    if ((n.sources.empty() || has(n.sources, s)) && (!n.final_state.value_or(false) || s != StateSource::pool))
       out.push_back(s);
   return out;
 }
 
 bool feasible(const Allowed& a, const Needs& n) {
-  if (n.mode && !contains(a.modes, *n.mode)) return false;
+  if (n.mode && !has(a.modes, *n.mode)) return false;
   if (n.varlen.value_or(false) && !a.varlen) return false;
   if (n.chunk_states.value_or(false) && !a.chunk_states) return false;
   if (n.token_states.value_or(false) && !a.token_states) return false;

@@ -1,5 +1,5 @@
 // Invalid cases: a rule, a base drawn with what that rule's break needs (so the break trips that rule
-// alone), and a variant. Which needs each rule has follows from how break_rule breaks it.
+// alone), and a variant. Each rule's needs and break are its row in rule_breaks.cpp.
 #include <algorithm>
 #include <ostream>
 #include <stdexcept>
@@ -8,72 +8,10 @@
 
 namespace kda::props::detail {
 
-namespace {
-
-bool misses_a_source(const Profile& p) {
-  for (StateSource s : {StateSource::none, StateSource::dense, StateSource::pool})
-    if (std::find(p.state_sources.begin(), p.state_sources.end(), s) == p.state_sources.end()) return true;
-  return false;
-}
-
-}  // namespace
-
 std::optional<Needs> needs_for(Rule rule, const Profile& profile) {
+  const RuleBreak& row = rule_break(rule);  // first: a rule without a row fails under every profile
   if (!profile.enforces(rule)) return std::nullopt;
-  Needs n;
-  const std::vector<StateSource> pool{StateSource::pool}, stateful{StateSource::dense, StateSource::pool};
-  switch (rule) {
-    case Rule::index_overflow_32bit: return std::nullopt;  // such a view cannot be allocated inside its buffer
-    case Rule::head_dims_supported:
-      if (profile.key_head_dims.empty() && profile.value_head_dims.empty()) return std::nullopt;
-      n.budget_key_dim = profile.max_key_head_dim;
-      break;
-    case Rule::state_layout:
-      if (!profile.state_layout) return std::nullopt;
-      n.sources = stateful;
-      break;
-    case Rule::state_source_supported:
-      if (!misses_a_source(profile)) return std::nullopt;
-      break;
-    case Rule::key_head_dim_max: n.budget_key_dim = profile.max_key_head_dim + 16; break;
-    case Rule::view_in_bounds:
-    case Rule::output_overlap: n.min_tokens = 1; break;
-    case Rule::output_self_overlap: n.min_tokens = 2; break;
-    case Rule::varlen_batch_one:
-      n.varlen = false, n.mode = Mode::prefill, n.min_sequences = 2, n.chunk_states = false;
-      break;
-    case Rule::cu_seqlens_dtype:
-    case Rule::cu_seqlens_shape: n.varlen = true; break;
-    case Rule::cu_seqlens_start:
-    case Rule::cu_seqlens_end:  // the first or last length changes: keep decode and chunk counts out of it
-      n.varlen = true, n.mode = Mode::prefill, n.chunk_states = false;
-      break;
-    case Rule::cu_seqlens_monotonic: n.varlen = true, n.min_sequences = 2; break;
-    case Rule::batch_sequence_count:
-      n.varlen = false, n.chunk_states = false, n.final_state = false;
-      n.sources = {StateSource::none, StateSource::pool};
-      break;
-    case Rule::decode_one_token: n.mode = Mode::decode; break;
-    case Rule::lower_bound_required: n.gate_in_kernel = true, n.A_log = true; break;
-    case Rule::softplus_needs_A_log: n.gate_in_kernel = true; break;
-    case Rule::state_source:
-    case Rule::state_pool_rank:
-    case Rule::state_pool_shape:
-    case Rule::state_pool_inner_strides:
-    case Rule::state_pool_alignment:
-    case Rule::state_indices_dtype:
-    case Rule::state_indices_shape:
-    case Rule::state_indices_range: n.sources = pool; break;
-    case Rule::state_indices_distinct: n.sources = pool, n.min_sequences = 2; break;
-    case Rule::state_dtype:
-    case Rule::initial_state_count: n.sources = stateful; break;
-    case Rule::initial_state_shape: n.sources = {StateSource::dense}; break;
-    case Rule::final_state_shape: n.final_state = true; break;
-    case Rule::chunk_states_shape: n.chunk_states = true; break;
-    case Rule::token_states_shape: n.token_states = true; break;
-    default: break;  // the rest break on any base
-  }
-  return n;
+  return row.needs(profile);
 }
 
 }  // namespace kda::props::detail
@@ -81,10 +19,15 @@ std::optional<Needs> needs_for(Rule rule, const Profile& profile) {
 namespace kda::props {
 
 Problem InvalidCase::build() const {
+  const detail::RuleBreak& row = detail::rule_break(rule);
   CaseSpec spec = base;
-  if (detail::break_spec(spec, rule, variant, *profile)) return build_case(spec);
+  if (row.spec) {
+    row.spec(spec.problem, variant, *profile);
+    return build_case(spec);
+  }
+  if (!row.problem) throw std::logic_error("InvalidCase: " + std::string(name_of(rule)) + " cannot be broken alone");
   Problem p = build_case(spec);
-  detail::break_problem(p, rule, variant, *profile);
+  row.problem(p, variant, *profile);
   return p;
 }
 

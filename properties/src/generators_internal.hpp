@@ -3,6 +3,7 @@
 #include <rapidcheck.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -56,10 +57,10 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits);  // throws s
 
 // What a base case must have so that a rule can be broken on it alone.
 struct Needs {
-  std::optional<Mode> mode;
-  std::optional<bool> varlen;
-  std::vector<StateSource> sources;  // empty: any
-  std::optional<bool> final_state, chunk_states, token_states;
+  std::optional<Mode> mode{};
+  std::optional<bool> varlen{};
+  std::vector<StateSource> sources{};  // empty: any
+  std::optional<bool> final_state{}, chunk_states{}, token_states{};
   bool gate_in_kernel = false, A_log = false;
   int min_sequences = 1;
   i64 min_tokens = 0;
@@ -91,15 +92,26 @@ void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool comp
 void set_head_dims(ProblemSpec& spec, i64 K, i64 V);
 void set_state_dtype(ProblemSpec& spec, DType dtype);
 
-// ---- invalid cases (gen_invalid.cpp, break_spec.cpp, break_problem.cpp) ----
+// ---- invalid cases (gen_invalid.cpp, rule_breaks.cpp) ----
 
+// How to break one rule alone: a row of the table in rule_breaks.cpp. Adding a rule to the contract
+// is its check, its upstream message and its row. `variant` picks one of a rule's ways to break.
+struct RuleBreak {
+  using NeedsFn = std::function<std::optional<Needs>(const Profile&)>;
+  Rule rule;
+  // What a base needs for the break to trip this rule alone under a profile that enforces it;
+  // nullopt: the rule cannot be broken alone there. Default: any base.
+  NeedsFn needs = [](const Profile&) { return std::optional<Needs>(Needs{}); };
+  // At most one break (none for a rule never breakable). spec: changes what the tensors are built
+  // from (sizes, dtypes, layout, lengths); the case is rebuilt, so every tensor stays consistent with
+  // the change. problem: changes one tensor, view or option of the built problem.
+  std::function<void(ProblemSpec&, std::uint64_t variant, const Profile&)> spec{};
+  std::function<void(Problem&, std::uint64_t variant, const Profile&)> problem{};
+};
+// The rule's row; throws std::logic_error naming a rule that has none.
+const RuleBreak& rule_break(Rule rule);
 // What a base needs for `rule` to be broken alone under `profile`; nullopt: not breakable there.
 std::optional<Needs> needs_for(Rule rule, const Profile& profile);
-// Breaks that change what the tensors are built from (sizes, dtypes, layout, lengths): the spec is
-// changed and rebuilt, so every tensor stays consistent with it. False: not such a rule.
-bool break_spec(CaseSpec& spec, Rule rule, std::uint64_t variant, const Profile& profile);
-// The other breaks, on the built problem: one tensor, view or option changed.
-void break_problem(Problem& problem, Rule rule, std::uint64_t variant, const Profile& profile);
 
 // ---- building (build_layout.cpp, build_data.cpp) ----
 

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "failure_text.hpp"
 #include "kda/metrics.hpp"
 #include "kda/properties/coverage.hpp"
+#include "list_helpers.hpp"
 
 namespace kda::props {
 
@@ -15,17 +17,6 @@ namespace {
 using i64 = std::int64_t;
 
 std::size_t count(i64 n) { return static_cast<std::size_t>(n); }
-
-template <class T>
-bool contains(const std::vector<T>& xs, const T& x) {
-  return std::find(xs.begin(), xs.end(), x) != xs.end();
-}
-
-std::string format_value(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", x);
-  return text;
-}
 
 std::string format_ratio(double x) {
   char text[32];
@@ -95,9 +86,9 @@ std::string unfit(const Kernel& kernel, const Problem& problem) {
   return {};
 }
 
-bool supports(const Kernel& kernel, Mode mode) { return contains(kernel.capabilities().modes, mode); }
+bool supports(const Kernel& kernel, Mode mode) { return detail::has(kernel.capabilities().modes, mode); }
 bool supports(const Kernel& kernel, StateSource source) {
-  return contains(kernel.capabilities().state_sources, source);
+  return detail::has(kernel.capabilities().state_sources, source);
 }
 
 DrawnCase draw_case(CheckContext& context, const detail::Needs& needs, const std::function<void(CaseSpec&)>& adjust) {
@@ -118,11 +109,9 @@ DrawnCase draw_case(CheckContext& context, const detail::Needs& needs, const std
 void run_or_fail(Kernel& kernel, Problem& problem, const std::string& role, const Problem& base) {
   const RunOutcome outcome = kernel.run(problem);
   if (outcome.status == RunOutcome::Status::ok) return;
-  std::string why = outcome.message;
-  for (const auto& v : outcome.violations) why += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
   RC_FAIL(kernel.name() + (outcome.status == RunOutcome::Status::rejected ? " rejected " : " failed on ") + role +
-          ", a valid problem it supports: " + why + "\n  call: " + problem.describe() +
-          "\n  problem: " + base.describe());
+          ", a valid problem it supports: " + outcome.message + detail::violations_text(outcome.violations) +
+          "\n  call: " + problem.describe() + "\n  problem: " + base.describe());
 }
 
 ReferenceOutputs zero_outputs(const Problem& p) {
@@ -192,7 +181,7 @@ void require_agreement(const std::vector<TensorDifference>& diffs,
     std::string message = sides.what + ": " + d.tensor + how + " between " + sides.got + " and " + sides.want;
     if (d.worst >= 0)
       message += "; worst at " + locate(layout, d.tensor, d.worst).describe() + " (" + sides.got + " " +
-                 format_value(d.got) + ", " + sides.want + " " + format_value(d.want) + ")";
+                 detail::format_value(d.got) + ", " + sides.want + " " + detail::format_value(d.want) + ")";
     RC_FAIL(message + "\n  problem: " + base.describe());
   }
 }

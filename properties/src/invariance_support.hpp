@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "generators_internal.hpp"
-#include "kda/properties/catalogue.hpp"
+#include "kda/properties/property_bodies.hpp"
 
 namespace kda::props {
 
@@ -18,12 +18,8 @@ bool supports(const Kernel& kernel, Mode mode);
 bool supports(const Kernel& kernel, StateSource source);
 
 // A valid case with `needs` (two sequences, a pool, ...), changed by `adjust` (which must keep it
-// valid), tagged with its coverage categories, and the problem it builds. Fails the case when the
-// kernel can take no such case (the property's KernelNeeds should have skipped it).
-struct DrawnCase {
-  CaseSpec spec;
-  Problem problem;
-};
+// valid), tagged with its coverage categories, and the problem it builds (DrawnCase: property_bodies.hpp).
+// Fails the case when the kernel can take no such case (the property's KernelNeeds should have skipped it).
 DrawnCase draw_case(CheckContext& context, const detail::Needs& needs,
                     const std::function<void(CaseSpec&)>& adjust = {});
 

@@ -2,15 +2,11 @@
 
 #include <rapidcheck.h>
 
+#include "failure_text.hpp"
+
 namespace kda::props {
 
-namespace {
-std::string violations_text(const std::vector<Violation>& vs) {
-  std::string s;
-  for (const auto& v : vs) s += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
-  return s;
-}
-}  // namespace
+using detail::violations_text;
 
 void JudgedRun::require_ran() const {
   if (outcome.status == RunOutcome::Status::rejected)

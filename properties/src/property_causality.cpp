@@ -2,9 +2,9 @@
 // other sequence's output.
 #include <rapidcheck.h>
 
-#include <cstdio>
 #include <cstring>
 
+#include "failure_text.hpp"
 #include "kda/properties/property_bodies.hpp"
 
 namespace kda::props {
@@ -34,17 +34,10 @@ bool same_bits(const Tensor& a, const Tensor& b, std::initializer_list<std::int6
                      b.buffer->data() + b.view.element_at(index) * static_cast<std::int64_t>(size), size) == 0;
 }
 
-std::string bits_text(const Tensor& t, std::initializer_list<std::int64_t> index) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", t.at(index));
-  return text;
-}
-
 }  // namespace
 
 void check_causality(CheckContext& context) {
-  const CaseSpec spec = draw_valid_case(context);
-  Problem base = build_case(spec);
+  Problem base = draw_valid_case(context).problem;
   std::vector<std::int64_t> candidates;
   for (std::int64_t n = 0; n < base.N; ++n)
     if (base.length(n) >= 2) candidates.push_back(n);
@@ -69,8 +62,8 @@ void check_causality(CheckContext& context) {
             RC_FAIL("changing token " + std::to_string(t) + " of sequence " + std::to_string(n) +
                     " changed the output of sequence " + std::to_string(m) + " at token " +
                     std::to_string(tok - base.first(m)) + " head " + std::to_string(h) + " channel " +
-                    std::to_string(c) + ": " + bits_text(base.o, {base.row(m), tok, h, c}) + " -> " +
-                    bits_text(changed.o, {base.row(m), tok, h, c}) + "\n  problem: " + base.describe());
+                    std::to_string(c) + ": " + detail::format_value(base.o.at({base.row(m), tok, h, c})) + " -> " +
+                    detail::format_value(changed.o.at({base.row(m), tok, h, c})) + "\n  problem: " + base.describe());
   }
 }
 

@@ -1,44 +1,31 @@
 // matches-reference, untouched, rejects-invalid and padding-rows.
 #include <rapidcheck.h>
 
-#include <cstdio>
-
+#include "failure_text.hpp"
 #include "kda/properties/coverage.hpp"
 #include "kda/properties/judged_run.hpp"
 #include "kda/properties/property_bodies.hpp"
 
 namespace kda::props {
 
-namespace {
-std::string format_value(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", x);
-  return text;
-}
+using detail::format_value;
+using detail::lines;
 
-std::string lines(const std::vector<std::string>& xs) {
-  std::string s;
-  for (const auto& x : xs) s += "\n  " + x;
-  return s;
-}
-}  // namespace
-
-CaseSpec draw_valid_case(CheckContext& context) {
-  CaseSpec spec = *gen_valid_case(context.kernel, context.limits);
-  for (const auto& category : categories(spec, build_case(spec))) rc::detail::classify(category, {});
-  return spec;
+DrawnCase draw_valid_case(CheckContext& context) {
+  DrawnCase drawn{*gen_valid_case(context.kernel, context.limits), {}};
+  drawn.problem = build_case(drawn.spec);
+  for (const auto& category : categories(drawn.spec, drawn.problem)) rc::detail::classify(category, {});
+  return drawn;
 }
 
 void check_matches_reference(CheckContext& context) {
-  const CaseSpec spec = draw_valid_case(context);
-  const JudgedRun run = run_judged(context, build_case(spec));
+  const JudgedRun run = run_judged(context, draw_valid_case(context).problem);
   run.require_ran();
   if (!run.verdict.passed()) RC_FAIL(run.verdict.describe() + "\n  problem: " + run.problem.describe());
 }
 
 void check_untouched(CheckContext& context) {
-  const CaseSpec spec = draw_valid_case(context);
-  const JudgedRun run = run_judged(context, build_case(spec));
+  const JudgedRun run = run_judged(context, draw_valid_case(context).problem);
   run.require_ran();
   if (!run.outside_changes.empty())
     RC_FAIL("bytes changed outside the region the call may write:" + lines(run.outside_changes) +
@@ -57,11 +44,9 @@ void check_rejects_invalid(CheckContext& context) {
             " a problem that breaks " + rule + " instead of rejecting it\n  problem: " + problem.describe());
   bool found = false;
   for (const auto& v : outcome.violations) found |= v.rule == invalid.rule;
-  if (!found) {
-    std::string got;
-    for (const auto& v : outcome.violations) got += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
-    RC_FAIL("rejected, but not for " + rule + "; it reported:" + got + "\n  problem: " + problem.describe());
-  }
+  if (!found)
+    RC_FAIL("rejected, but not for " + rule + "; it reported:" + detail::violations_text(outcome.violations) +
+            "\n  problem: " + problem.describe());
   if (const auto changes = before.changes_anywhere(problem); !changes.empty())
     RC_FAIL("rejected, but wrote first:" + lines(changes) + "\n  problem: " + problem.describe());
 }

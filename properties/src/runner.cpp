@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "kda/properties/coverage.hpp"
+#include "kda/properties/shell_quote.hpp"
 
 namespace kda::props {
 
@@ -210,8 +211,8 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports,
     if (!r.failure.empty()) {
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';
       if (!r.replay.empty())
-        os << "replay: kda-oracle check --kernel '" << kernel << "' --properties " << r.property << " --replay '"
-           << r.replay << "'\n";
+        os << "replay: kda-oracle check --kernel " << shell_quote(kernel) << " --properties " << r.property
+           << " --replay " << shell_quote(r.replay) << '\n';
     }
     for (const auto& c : r.missing_categories)
       os << "\nFAILED " << r.property << ": no case in category '" << c << "' in " << r.cases << " cases\n";

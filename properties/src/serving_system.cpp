@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "failure_text.hpp"
 #include "generators_internal.hpp"
 
 namespace kda::props {
@@ -30,16 +31,9 @@ void fill_nan(Tensor& t) {
     store_element(t.buffer->data(), t.dtype(), at, std::numeric_limits<double>::quiet_NaN());
 }
 
-std::string violations_text(const RunOutcome& outcome) {
-  std::string s = outcome.message;
-  for (const auto& v : outcome.violations) s += "\n  " + std::string(name_of(v.rule)) + ": " + v.message;
-  return s;
-}
-
-std::string lines(const std::vector<std::string>& xs) {
-  std::string s;
-  for (const auto& x : xs) s += "\n  " + x;
-  return s;
+// What a call that did not run said: its message, then each violation.
+std::string outcome_text(const RunOutcome& outcome) {
+  return outcome.message + detail::violations_text(outcome.violations);
 }
 
 }  // namespace
@@ -90,12 +84,12 @@ void ServingSystem::call(Mode mode, const std::vector<i64>& indices, const std::
   const RunOutcome outcome = context_.kernel.run(call);
   if (outcome.status != RunOutcome::Status::ok)
     RC_FAIL(what + ": the kernel " + (outcome.status == RunOutcome::Status::rejected ? "rejected" : "failed on") +
-            " a valid call it supports: " + violations_text(outcome) + "\n  problem: " + call.describe());
+            " a valid call it supports: " + outcome_text(outcome) + "\n  problem: " + call.describe());
   if (const auto changes = before.changes_outside_writable(call); !changes.empty())
     RC_FAIL(what + ": bytes changed that the call may not write (slots it does not name stay bit-identical):" +
-            lines(changes) + "\n  problem: " + call.describe());
+            detail::lines(changes) + "\n  problem: " + call.describe());
   if (const RunOutcome m = context_.model.run(modelled); m.status != RunOutcome::Status::ok)
-    RC_FAIL(what + ": the precision model " + context_.model.name() + " could not run the call: " + violations_text(m) +
+    RC_FAIL(what + ": the precision model " + context_.model.name() + " could not run the call: " + outcome_text(m) +
             "\n  problem: " + call.describe());
   const Verdict verdict = compare(call, read_outputs(call), oracle, read_outputs(modelled), context_.policy);
   if (!verdict.passed())

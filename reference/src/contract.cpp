@@ -409,15 +409,6 @@ void check_options(Context& c) {
 
 // ---- states ----
 
-std::string_view name_of_source(StateSource s) {
-  switch (s) {
-    case StateSource::none: return "none";
-    case StateSource::dense: return "dense";
-    case StateSource::pool: return "pool";
-  }
-  return "?";
-}
-
 void check_state_sources(Context& c) {
   const Problem& p = c.p;
   if (p.initial_state && p.state_pool)
@@ -433,7 +424,7 @@ void check_state_sources(Context& c) {
   auto refuse = [&](StateSource s, std::string_view what) {
     if (std::find(supported.begin(), supported.end(), s) != supported.end()) return;
     std::string list;
-    for (auto x : supported) list += cat(list.empty() ? "" : ", ", name_of_source(x));
+    for (auto x : supported) list += cat(list.empty() ? "" : ", ", name_of(x));
     c.report(Rule::state_source_supported, cat(c.profile.name, " does not take ", what, " (it supports: ", list, ")"));
   };
   if (p.initial_state) refuse(StateSource::dense, "a dense initial_state");

@@ -26,6 +26,15 @@ std::int64_t total_chunks(const ProblemSpec& s) {
 
 }  // namespace
 
+std::string_view name_of(StateSource s) {
+  switch (s) {
+    case StateSource::none: return "none";
+    case StateSource::dense: return "dense";
+    case StateSource::pool: return "pool";
+  }
+  return "?";
+}
+
 Problem make_problem(const ProblemSpec& s) {
   Problem p;
   p.mode = s.mode;

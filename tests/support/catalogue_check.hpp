@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kda/properties/runner.hpp"
+#include "kda/properties/shell_quote.hpp"
 
 namespace kda::test {
 
@@ -53,8 +54,8 @@ inline void expect_property_holds(Kernel& kernel, Kernel& model, const std::stri
   std::ostringstream table;
   props::print_reports(table, {report}, kernel.name());
   if (print_table) std::cout << table.str();
-  EXPECT_TRUE(report.ok()) << table.str() << "replay: kda-oracle check --kernel " << kernel.name() << " --seed "
-                               << seed << " --cases " << options.cases;
+  EXPECT_TRUE(report.ok()) << table.str() << "replay: kda-oracle check --kernel " << props::shell_quote(kernel.name())
+                           << " --seed " << seed << " --cases " << options.cases;
   EXPECT_EQ(report.passed, options.cases);
 }
 

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "kda/golden/case_io.hpp"
 #include "kda/properties/runner.hpp"
+#include "kda/properties/shell_quote.hpp"
 #include "kda/properties/sharding.hpp"
 #include "kda/reference.hpp"
 #include "kda/registry/kernel_registry.hpp"
@@ -88,8 +89,8 @@ Command add_check(CLI::App& app) {
               args->run.on_failing_case = [a = args.get()](const std::string& property, const Problem& problem) {
                 save_case(*a, property, problem, props::property_seed(a->run.seed, property));
               };
-            std::cout << "kda-oracle check --kernel " << args->kernel << " --seed " << seed << " --cases "
-                      << args->run.cases;
+            std::cout << "kda-oracle check --kernel " << props::shell_quote(args->kernel) << " --seed " << seed
+                      << " --cases " << args->run.cases;
             if (shard)
               std::cout << " --shard " << shard->index << '/' << shard->count << " (shard seed " << args->run.seed
                         << ')';

@@ -10,6 +10,7 @@
 namespace kda {
 
 enum class StateSource : std::uint8_t { none, dense, pool };
+std::string_view name_of(StateSource s);  // "none", "dense", "pool"
 
 struct ProblemSpec {
   Mode mode = Mode::prefill;

@@ -15,8 +15,14 @@ void check_layout(CheckContext& context);
 void check_gva_expansion(CheckContext& context);
 void check_serving_loop(CheckContext& context);
 
-// Draws a valid case for the context's kernel and tags it with its coverage categories.
-CaseSpec draw_valid_case(CheckContext& context);
+// A drawn case: the spec rapidcheck prints and shrinks, and the problem built from it.
+struct DrawnCase {
+  CaseSpec spec;
+  Problem problem;
+};
+
+// Draws a valid case for the context's kernel, tags it with its coverage categories and builds it.
+DrawnCase draw_valid_case(CheckContext& context);
 
 }  // namespace kda::props
 
