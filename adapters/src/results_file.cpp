@@ -59,7 +59,8 @@ RunOutcome apply_results(const std::filesystem::path& results, const std::string
   }
   for (const auto& b : r.outputs) {
     GuardedBuffer& buffer = *output_named(problem, b.tensor)->buffer;
-    std::memcpy(buffer.data(), b.payload.data(), b.payload.size());
+    // An empty output (o of a call with no tokens) has no storage: memcpy must not see its null pointers.
+    if (!b.payload.empty()) std::memcpy(buffer.data(), b.payload.data(), b.payload.size());
   }
   return RunOutcome::ok();
 }

@@ -88,7 +88,8 @@ void install(const CaseResult& result, Problem& p, const std::string& label) {
       throw FormatError(what + " holds " + std::to_string(b->payload.size() / size_of(b->dtype)) +
                         " elements, the case's whole buffer '" + t->buffer->name() + "' " +
                         std::to_string(t->buffer->size() / size_of(t->dtype())));
-    std::memcpy(t->buffer->data(), b->payload.data(), b->payload.size());
+    // An empty output has no storage: memcpy must not see its null pointers.
+    if (!b->payload.empty()) std::memcpy(t->buffer->data(), b->payload.data(), b->payload.size());
   }
 }
 
