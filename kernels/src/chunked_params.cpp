@@ -155,6 +155,7 @@ ChunkedParams make_chunked_params(const Problem& problem, const PayloadAddress& 
   c.chunk_states = state_ref(problem.chunk_states, problem.options.state_layout, payload);
   c.chunks = at.chunks, c.sequence_chunks = at.sequence_chunks, c.longest_first = at.longest_first;
   c.num_chunks = static_cast<std::int64_t>(table.chunks.size()), c.longest_chunks = table.longest_chunks();
+  c.value_heads = FastDivisor(problem.HV), c.head_group = FastDivisor(problem.HV / problem.H);
   c.work = carve_chunked_workspace(workspace, c.num_chunks, problem.HV, problem.K, problem.V);
   return c;
 }

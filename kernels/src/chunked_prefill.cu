@@ -47,6 +47,7 @@ template <int K>
 cudaError_t launch_prepare(const ChunkedParams& params, cudaStream_t stream) {
   const std::int64_t slots = params.num_chunks * params.call.HV;
   if (slots == 0) return cudaSuccess;
+  if (slots > INT_MAX) return cudaErrorInvalidConfiguration;  // slot_index's range (the gates' grid, too)
   if (const cudaError_t e = launch_gates<K>(params, stream); e != cudaSuccess) return e;
   int sms = 0;
   if (const cudaError_t e = sm_count(sms); e != cudaSuccess) return e;

@@ -153,6 +153,17 @@ __device__ __forceinline__ int fresh_thread_index() {
   return tid;
 }
 
+// Stage A's slot c * HV + hv as its chunk c, value head hv and key head h, by the launch's divisors (a slot
+// is below 2^31: the launchers refuse more than INT_MAX slots).
+struct SlotIndex {
+  std::uint32_t chunk, hv, h;
+};
+__device__ __forceinline__ SlotIndex slot_index(const ChunkedParams& P, std::int64_t slot) {
+  const auto s = static_cast<std::uint32_t>(slot);
+  const std::uint32_t chunk = P.value_heads.quotient(s), hv = s - chunk * P.value_heads.divisor();
+  return {chunk, hv, P.head_group.quotient(hv)};
+}
+
 // Whether t holds 16-bit values with contiguous channels whose every row starts kAlignment bytes aligned, so
 // that a row's channels can be read several at a time (the gates' g, the loaders' q and k,
 // RawValues' v).

@@ -119,8 +119,10 @@ __device__ void gates_of(const DecodeParams& p, const ChunkEntry& e, std::int64_
 template <int K>
 __global__ void __launch_bounds__(kGateThreads) gate_kernel(const __grid_constant__ ChunkedParams P) {
   const DecodeParams& p = P.call;
-  const std::int64_t slot = blockIdx.x, hv = slot % p.HV;
-  const ChunkEntry e = P.chunks[slot / p.HV];
+  const std::int64_t slot = blockIdx.x;
+  const SlotIndex at = slot_index(P, slot);
+  const std::int64_t hv = at.hv;
+  const ChunkEntry e = P.chunks[at.chunk];
   float* const alpha = P.work.alpha + slot * kChunk * K;
   switch (gate_mode(p)) {
     case GateMode::given:

@@ -39,9 +39,10 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
   const bool packed = packed_rows<8>(p.q) && packed_rows<8>(p.k);
   uint2 q_bits[kLoaderTokens<K>], k_bits[kLoaderTokens<K>];
   const auto issue_inputs = [&](std::int64_t next) {
-    const ChunkEntry en = P.chunks[next / p.HV];
+    const SlotIndex at = slot_index(P, next);
+    const ChunkEntry en = P.chunks[at.chunk];
     // The columns walked by pointer (an add per load, not the offset's multiplies).
-    const TokenInputs columns = token_inputs(p, en, key_head(p, next % p.HV), 4 * (lt % (K / 4)));
+    const TokenInputs columns = token_inputs(p, en, at.h, 4 * (lt % (K / 4)));
     const std::byte* q_at = columns.q.at(lt / (K / 4));
     const std::byte* k_at = columns.k.at(lt / (K / 4));
 #pragma unroll
@@ -52,10 +53,16 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         q_bits[n] = *reinterpret_cast<const uint2*>(q_at), k_bits[n] = *reinterpret_cast<const uint2*>(k_at);
     }
   };
+  // Piece lt + kLoaderThreads n of the tile (16 bytes, row-major) is row lt / (K / 4) + kLoaderStride n,
+  // channels 4 (lt % (K / 4)) .. + 3: a compile-time count of copies from one base address each side (a loop
+  // over the piece index had a runtime trip count, a remainder loop and two reloaded addresses).
   const auto issue_alpha = [&](std::int64_t next) {
-    const float* alpha = P.work.alpha + next * kChunk * K;
-    for (int at = lt; at < kChunk * K / 4; at += kLoaderThreads)
-      cp_async16(t.alpha + at / (K / 4) * LD + at % (K / 4) * 4, alpha + 4 * at);
+    constexpr int kCopies = kChunk * K / 4 / kLoaderThreads;
+    static_assert(kChunk * K / 4 % kLoaderThreads == 0 && kLoaderThreads % (K / 4) == 0);
+    const float* from = P.work.alpha + next * kChunk * K + 4 * lt;
+    float* to = t.alpha + lt / (K / 4) * LD + lt % (K / 4) * 4;
+#pragma unroll
+    for (int n = 0; n < kCopies; ++n) cp_async16(to + n * kLoaderStride<K> * LD, from + n * 4 * kLoaderThreads);
     cp_async_commit();
     cp_async_arrive(&alpha_copied);
   };
@@ -76,8 +83,9 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       }
     };
     if (slot >= 0) {
-      const std::int64_t hv = slot % p.HV;
-      const ChunkEntry e = P.chunks[slot / p.HV];
+      const SlotIndex at = slot_index(P, slot);
+      const std::int64_t hv = at.hv;
+      const ChunkEntry e = P.chunks[at.chunk];
       if (timed && tid == 0) P.prepare_phase_clocks[slot * (kPreparePhases + 1)] = clock64();
 
       // Inputs: the loaders' q and k (issued under the previous slot's inverse, or in the first pass) widened,
@@ -90,7 +98,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         else
           loader_rows<K, false>(p, q_bits, k_bits, t);
       } else if (!packed) {
-        const TokenInputs columns = token_inputs(p, e, key_head(p, hv), tid % K);
+        const TokenInputs columns = token_inputs(p, e, at.h, tid % K);
 #pragma unroll 1
         for (int i = tid / K; i < kChunk; i += kPrepareThreads / K)
           store_token_inputs<K>(p, load_token_bits(columns, e, i), i, tid % K, t);
@@ -383,7 +391,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
         // right-hand sides are, and T is the identity there). The results go through the warp's staging
         // rows, so that u and w are stored in 16-byte pieces of whole rows: stored from the
         // fragments (4-byte pairs of 8 rows a store), they would take a fifth of the phase.
-        const int col0 = kWarp * warp, g = lane / 4, tq = lane % 4;
+        // The warp and lane from a fresh read of the thread index: kept from the kernel's start, the
+        // fragments' and staging addresses derived from them were hoisted out of the slot loop, spilled
+        // and reloaded every slot.
+        const int me = fresh_thread_index(), pw = me / kWarp, pl = me % kWarp;
+        const int col0 = kWarp * pw, g = pl / 4, tq = pl % 4;
         if (col0 < V + K) {
           std::uint16_t* const out =
               col0 < V ? P.work.u + slot * kChunk * V + col0 : P.work.w + slot * kChunk * K + col0 - V;
@@ -391,7 +403,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           const auto* rhs_h = reinterpret_cast<const __half*>(rhs);
           const auto* t_h = reinterpret_cast<const __half*>(inverse_h);
           auto* const staged =
-              reinterpret_cast<std::uint16_t*>(shared + L::staging) + warp * L::staged_blocks * kSubBlock * kStageLd;
+              reinterpret_cast<std::uint16_t*>(shared + L::staging) + pw * L::staged_blocks * kSubBlock * kStageLd;
           // All four row blocks at once, k-step outermost: each k-step's B fragments are loaded once for the
           // row blocks rb >= ks that use them (each accumulator still adds its k-steps in ascending order),
           // and the row blocks' chains run side by side.
@@ -400,11 +412,11 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
           for (int ks = 0; ks < kSegments; ++ks) {
             std::uint32_t b[2][4];
 #pragma unroll
-            for (int h = 0; h < 2; ++h) b_fragments(b[h], rhs_h, kRhsLd, kSubBlock * ks, col0 + 16 * h, lane);
+            for (int h = 0; h < 2; ++h) b_fragments(b[h], rhs_h, kRhsLd, kSubBlock * ks, col0 + 16 * h, pl);
 #pragma unroll
             for (int rb = ks; rb < kSegments; ++rb) {
               std::uint32_t a[4];
-              a_fragment(a, t_h, kInverseLd, kSubBlock * rb, kSubBlock * ks, lane);
+              a_fragment(a, t_h, kInverseLd, kSubBlock * rb, kSubBlock * ks, pl);
 #pragma unroll
               for (int h = 0; h < 2; ++h) times_b(a, b[h], acc[rb][h]);
             }
@@ -425,7 +437,7 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
             __syncwarp();
 #pragma unroll
             for (int n = 0; n < 2 * L::staged_blocks; ++n) {
-              const int piece = lane + kWarp * n, r = piece / 4, c = 8 * (piece % 4);
+              const int piece = pl + kWarp * n, r = piece / 4, c = 8 * (piece % 4);
               *reinterpret_cast<uint4*>(out + (kSubBlock * rb0 + r) * out_ld + c) =
                   *reinterpret_cast<const uint4*>(staged + r * kStageLd + c);
             }
@@ -445,9 +457,13 @@ __global__ void __launch_bounds__(kPrepareThreads, 1) prepare_kernel(const __gri
       for (int n = 0; n < kLoaderTokens<K>; ++n) q_bits[n] = k_bits[n] = make_uint2(0, 0);  // no register holds them here
     }
     if (loader && next < slots) issue_alpha(next);
-    if (fresh_thread_index() / kWarp == kPrepareThreads / kWarp - 1 && next < slots &&
-        RawValues<K>::copyable(p.v, static_cast<int>(p.V)))
-      RawValues<K>::prefetch(p.v, P.chunks[next / p.HV], next % p.HV, lane);
+    // The last warp by the kernel's warp index: a fresh read of the thread index here made every warp wait
+    // for its S2R just before the slot's closing barrier.
+    if (warp == kPrepareThreads / kWarp - 1 && next < slots &&
+        RawValues<K>::copyable(p.v, static_cast<int>(p.V))) {
+      const SlotIndex at = slot_index(P, next);
+      RawValues<K>::prefetch(p.v, P.chunks[at.chunk], at.hv, lane);
+    }
     end_phase(8);  // the end of the slot: its tiles are free for the next
   }
 }

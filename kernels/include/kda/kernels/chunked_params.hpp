@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kda/kernels/decode_params.hpp"
+#include "kda/kernels/detail/fast_divisor.hpp"
 
 namespace kda::kernels {
 
@@ -75,6 +76,8 @@ struct ChunkedParams {
   const std::int64_t* sequence_chunks = nullptr;
   const std::int64_t* longest_first = nullptr;  // ChunkTable::longest_first
   std::int64_t num_chunks = 0, longest_chunks = 0;
+  // Stage A's slot c * HV + hv split by divisors made once: by HV into (c, hv), hv by HV / H into its key head.
+  FastDivisor value_heads, head_group;
   ChunkedWorkspace work;
   // Benchmarks only (nullptr otherwise): stage A writes, for slot s = c * HV + hv, clock64() at the
   // slot's start and at the end of each phase (its last warp's arrival at the phase's closing barrier),
