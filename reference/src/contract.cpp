@@ -126,8 +126,6 @@ Reach reach_of(const View& v) {
   return r;
 }
 
-enum class Access : std::uint8_t { read, write, read_write };
-
 struct Entry {
   std::string_view name;
   const Tensor* tensor;
@@ -141,21 +139,8 @@ struct Entry {
 
 std::vector<Entry> entries_of(const Problem& p) {
   std::vector<Entry> es;
-  auto add_entry = [&](std::string_view name, const Tensor& t, Access a) {
-    es.push_back({name, &t, a, {}, false, {}});
-  };
-  auto maybe = [&](std::string_view name, const std::optional<Tensor>& t, Access a) {
-    if (t) add_entry(name, *t, a);
-  };
-  maybe("cu_seqlens", p.cu_seqlens, Access::read);
-  add_entry("q", p.q, Access::read), add_entry("k", p.k, Access::read), add_entry("v", p.v, Access::read);
-  add_entry("g", p.g, Access::read), add_entry("beta", p.beta, Access::read);
-  maybe("A_log", p.A_log, Access::read), maybe("dt_bias", p.dt_bias, Access::read);
-  maybe("initial_state", p.initial_state, Access::read);
-  maybe("state_pool", p.state_pool, Access::read_write), maybe("state_indices", p.state_indices, Access::read);
-  add_entry("o", p.o, Access::write);
-  maybe("final_state", p.final_state, Access::write), maybe("chunk_states", p.chunk_states, Access::write);
-  maybe("token_states", p.token_states, Access::write);
+  for (const auto& f : tensor_fields())
+    if (const Tensor* t = f.in(p)) es.push_back({f.name, t, f.access, {}, false, {}});
   return es;
 }
 
@@ -183,7 +168,18 @@ struct Context {
     for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = t.integer_at(static_cast<i64>(i));
     return xs;
   }
+  // The values of a 2-D integer tensor row by row (an index table), under integers()'s conditions.
+  std::optional<std::vector<std::vector<i64>>> table(const Tensor& t) const {
+    const Entry& e = entry(t);
+    if (!e.sound || !is_integer(t.dtype()) || t.view.rank() != 2) return std::nullopt;
+    if (e.reach.numel > static_cast<i64>(t.buffer->size())) return std::nullopt;
+    std::vector<std::vector<i64>> rows(static_cast<std::size_t>(t.shape()[0]));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (i64 j = 0; j < t.shape()[1]; ++j) rows[i].push_back(t.integer_at(static_cast<i64>(i), j));
+    return rows;
+  }
   bool varlen() const { return p.cu_seqlens.has_value(); }
+  bool verify() const { return p.mode == Mode::verify; }
   // "V, K" or "K, V": the per-head state dims in the problem's layout.
   std::string_view state_dims() const { return p.options.state_layout == StateLayout::vk ? "V, K" : "K, V"; }
   Shape state_head() const { return p.options.state_layout == StateLayout::vk ? Shape{p.V, p.K} : Shape{p.K, p.V}; }
@@ -196,6 +192,8 @@ void check_sizes(Context& c) {
   if (p.B < 0 || p.T < 0 || p.N < 0 || p.H < 1 || p.HV < 1 || p.K < 1 || p.V < 1)
     c.report(Rule::problem_sizes, cat("problem sizes must have B, T, N >= 0 and H, HV, K, V >= 1, got B=", p.B,
                                       ", T=", p.T, ", N=", p.N, ", H=", p.H, ", HV=", p.HV, ", K=", p.K, ", V=", p.V));
+  if (c.verify() && p.L < 1)
+    c.report(Rule::verify_tokens, cat("speculative verify takes L = 1 + num_spec >= 1 tokens per request, got L=", p.L));
 }
 
 // Fills each entry's reach and soundness; reports what makes a view unreadable.
@@ -326,6 +324,17 @@ Sequences check_sequences(Context& c) {
                                              " tokens in sequence ", bad - ls.begin()));
     }
   }
+  if (c.verify() && p.L >= 1) {
+    std::vector<i64> lengths = s.lengths.value_or(std::vector<i64>{});
+    if (!c.varlen() && p.N >= 0 && p.N <= p.B) lengths.assign(static_cast<std::size_t>(p.N), p.T);
+    const auto longer = std::find_if(lengths.begin(), lengths.end(), [&](i64 len) { return len > p.L; });
+    if (longer != lengths.end())
+      c.report(Rule::verify_tokens, cat("speculative verify takes at most L=", p.L, " tokens per request (1 + num_spec), got ",
+                                        *longer, " tokens in sequence ", longer - lengths.begin()));
+    if ((c.varlen() && !s.lengths) || std::any_of(lengths.begin(), lengths.end(), [&](i64 len) { return len != p.L; }))
+      c.report(Rule::verify_fixed_tokens, cat("DSpARK KDA MTP requires a fixed 1 + num_spec dense tokens per request; got T=",
+                                              p.T, ", N=", p.N));
+  }
   return s;
 }
 
@@ -419,6 +428,24 @@ void check_state_sources(Context& c) {
     c.report(Rule::state_source, "state_indices are given without a state_pool to index");
   if (p.final_state && p.state_pool)
     c.report(Rule::state_source, "final_state is given with a state_pool; the pool's slots are updated in place");
+  const bool table = p.num_accepted.has_value(), scratch = p.scratch_states || p.scratch_indices;
+  if (c.verify() && !table && !scratch)
+    c.report(Rule::state_source, "verify reads its states through an index table with accepted counts (num_accepted) "
+                                 "or from a pool with a scratch buffer (scratch_states, scratch_indices); got neither");
+  if (!c.verify() && (table || scratch))
+    c.report(Rule::state_source, cat(table ? "num_accepted" : "scratch_states", " belongs to a verify call; got mode ",
+                                     name_of(p.mode)));
+  if (table && scratch)
+    c.report(Rule::state_source, "num_accepted and a scratch buffer are both given; a verify call takes one form");
+  if ((table || scratch) && !p.state_pool)
+    c.report(Rule::state_source, "a verify call reads the committed states from a state_pool; none is given");
+  if (p.scratch_states.has_value() != p.scratch_indices.has_value())
+    c.report(Rule::state_source, p.scratch_states ? "scratch_states is given without scratch_indices (its row map)"
+                                                  : "scratch_indices is given without scratch_states");
+  if (c.verify() && (p.chunk_states || p.token_states))
+    c.report(Rule::state_source, cat("a verify call stores the state after every token in the ",
+                                     table ? "pool" : "scratch buffer", "; ",
+                                     p.token_states ? "token_states" : "chunk_states", " is not taken"));
 
   const auto& supported = c.profile.state_sources;
   auto refuse = [&](StateSource s, std::string_view what) {
@@ -428,7 +455,9 @@ void check_state_sources(Context& c) {
     c.report(Rule::state_source_supported, cat(c.profile.name, " does not take ", what, " (it supports: ", list, ")"));
   };
   if (p.initial_state) refuse(StateSource::dense, "a dense initial_state");
-  if (p.state_pool || p.state_indices) refuse(StateSource::pool, "a state pool");
+  if (table) refuse(StateSource::table, "an index-table verify (num_accepted)");
+  else if (scratch) refuse(StateSource::scratch, "a scratch-buffer verify (scratch_states)");
+  else if (p.state_pool || p.state_indices) refuse(StateSource::pool, "a state pool");
   if (!p.initial_state && !p.state_pool && !p.state_indices)
     refuse(StateSource::none, "a problem without initial states");
 }
@@ -457,7 +486,7 @@ void check_state_shapes(Context& c, const Sequences& seqs) {
                                               py_tuple(per_slot), ", got ", py_tuple(s)));
     if (!s.empty() && s[0] != p.N) c.report(Rule::initial_state_count, count_message(s[0]));
   }
-  if (p.state_indices && p.state_indices->view.rank() == 1 && p.state_indices->shape()[0] != p.N)
+  if (p.state_indices && p.state_indices->view.rank() >= 1 && p.state_indices->shape()[0] != p.N)
     c.report(Rule::initial_state_count, count_message(p.state_indices->shape()[0]));
   if (p.final_state) expect_shape(c, Rule::final_state_shape, "final_state", *p.final_state, dims, with_lead({p.N}));
   if (p.chunk_states) {
@@ -479,7 +508,7 @@ void check_state_types(Context& c) {
   bool any = false;
   for (auto [name, t] : {std::pair{"initial_state", &p.initial_state}, std::pair{"state_pool", &p.state_pool},
                          std::pair{"final_state", &p.final_state}, std::pair{"chunk_states", &p.chunk_states},
-                         std::pair{"token_states", &p.token_states}})
+                         std::pair{"token_states", &p.token_states}, std::pair{"scratch_states", &p.scratch_states}})
     if (*t) {
       any = true;
       expect_dtype(c, Rule::state_dtype, name, **t, c.profile.state_dtypes);
@@ -493,13 +522,37 @@ void check_state_types(Context& c) {
   }
 }
 
-// The FlashInfer stride contract: a 4-D pool, compact inside a slot, slot stride a multiple of 16
-// elements, base 32-byte aligned (the payload itself is 256-byte aligned).
+// The FlashInfer stride contract on a buffer of states: compact inside one state row (a pool slot,
+// a scratch step), the outer stride a multiple of 16 elements, the base 32-byte aligned (the payload
+// itself is 256-byte aligned). `lead` is the number of outer dims (pool 1, scratch 2).
+void check_state_strides(Context& c, std::string_view name, const Tensor& t, std::size_t lead) {
+  const Problem& p = c.p;
+  const Shape& s = t.shape();
+  const Shape& st = t.view.strides;
+  const bool vk = p.options.state_layout == StateLayout::vk;
+  if (st.size() != lead + 3 || s.size() != lead + 3) return;
+  const auto row = mul(s[lead + 1], s[lead + 2]);
+  if (row && (st[lead] != *row || st[lead + 1] != s[lead + 2] || st[lead + 2] != 1))
+    c.report(Rule::state_pool_inner_strides,
+             cat(name == "state_pool" ? "recurrent_kda state" : name, " inner strides must be compact ",
+                 vk ? "(V*K, K, 1)" : "(K*V, V, 1)", "=(", *row, ", ", s[lead + 2], ", 1); got ",
+                 py_tuple({st[lead], st[lead + 1], st[lead + 2]}), " (only the ",
+                 lead == 1 ? "slot" : "row and step", " stride", lead == 1 ? "" : "s", " may be non-compact)"));
+  const auto base = mul(t.view.offset, static_cast<i64>(size_of(t.dtype())));
+  const auto outer = std::find_if(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(lead), [](i64 x) { return x % 16 != 0; });
+  if (known(t.dtype()) && base && (outer != st.begin() + static_cast<std::ptrdiff_t>(lead) || *base % 32 != 0))
+    c.report(Rule::state_pool_alignment,
+             cat(name == "state_pool" ? "recurrent_kda state pool" : name, " breaks the compiled stride contract: ",
+                 lead == 1 ? "slot stride " : "row and step strides ",
+                 lead == 1 ? std::to_string(st[0]) : py_tuple({st[0], st[1]}), " elements must be ",
+                 lead == 1 ? "a multiple" : "multiples", " of 16 and the base byte offset ", *base,
+                 " a multiple of 32 (sym_int64(divisibility=16) / assumed_align=32)"));
+}
+
 void check_pool(Context& c) {
   const Problem& p = c.p;
   const Tensor& pool = *p.state_pool;
   const Shape& s = pool.shape();
-  const Shape& st = pool.view.strides;
   const bool vk = p.options.state_layout == StateLayout::vk;
   if (s.size() != 4) {
     c.report(Rule::state_pool_rank, cat("recurrent_kda needs a [N, HV, ", vk ? "V, K" : "K, V",
@@ -510,56 +563,137 @@ void check_pool(Context& c) {
   if (Shape(s.begin() + 1, s.end()) != per_slot)
     c.report(Rule::state_pool_shape, cat("state_pool must be [N, HV, ", c.state_dims(), "] with (HV, ", c.state_dims(),
                                          ")=", py_tuple(per_slot), ", got ", py_tuple(s)));
-  if (st.size() == 4) {
-    const auto row = mul(s[2], s[3]);
-    if (row && (st[1] != *row || st[2] != s[3] || st[3] != 1))
-      c.report(Rule::state_pool_inner_strides,
-               cat("recurrent_kda state inner strides must be compact ", vk ? "(V*K, K, 1)" : "(K*V, V, 1)", "=(", *row,
-                   ", ", s[3], ", 1); got ", py_tuple({st[1], st[2], st[3]}),
-                   " (only the slot stride may be non-compact)"));
-    const auto base = mul(pool.view.offset, static_cast<i64>(size_of(pool.dtype())));
-    if (known(pool.dtype()) && base && (st[0] % 16 != 0 || *base % 32 != 0))
-      c.report(Rule::state_pool_alignment,
-               cat("recurrent_kda state pool breaks the compiled stride contract: slot stride ", st[0],
-                   " elements must be a multiple of 16 and the base byte offset ", *base,
-                   " a multiple of 32 (sym_int64(divisibility=16) / assumed_align=32)"));
-  }
+  check_state_strides(c, "state_pool", pool, 1);
+}
+
+// Active entries (not -1) that repeat: {first place, repeating place, value}, by place order.
+struct Repeat {
+  std::string first, again;
+  i64 value;
+};
+std::optional<Repeat> first_repeat(const std::vector<std::pair<i64, std::string>>& placed) {
+  std::vector<std::pair<i64, std::size_t>> active;
+  for (std::size_t i = 0; i < placed.size(); ++i)
+    if (placed[i].first != -1) active.emplace_back(placed[i].first, i);
+  std::sort(active.begin(), active.end());
+  const auto dup =
+      std::adjacent_find(active.begin(), active.end(), [](const auto& a, const auto& b) { return a.first == b.first; });
+  if (dup == active.end()) return std::nullopt;
+  return Repeat{placed[dup->second].second, placed[(dup + 1)->second].second, dup->first};
 }
 
 void check_indices(Context& c) {
   const Problem& p = c.p;
   const Tensor& idx = *p.state_indices;
+  const bool table = p.num_accepted.has_value();
   if (idx.dtype() != DType::i32)
     c.report(Rule::state_indices_dtype, cat("state_indices must be int32, got ", torch_name(idx.dtype())));
-  if (idx.view.rank() != 1)
+  if (!table && idx.view.rank() != 1)
     c.report(Rule::state_indices_shape,
              cat("state_indices must be [N]=", py_tuple({p.N}), ", got ", py_tuple(idx.shape())));
-  const auto values = c.integers(idx);
-  if (!values) return;
-  const auto& xs = *values;
+  if (table && (idx.view.rank() != 2 || idx.shape()[1] != p.L))
+    c.report(Rule::state_indices_shape, cat("the verify index table state_indices must be [N, L]=", py_tuple({p.N, p.L}),
+                                            " with L = 1 + num_spec, got ", py_tuple(idx.shape())));
+  // Every entry with its place, "state_indices[3]" or "state_indices[1, 2]".
+  std::vector<std::pair<i64, std::string>> placed;
+  if (idx.view.rank() != (table ? 2 : 1)) return;
+  if (!table) {
+    const auto values = c.integers(idx);
+    if (!values) return;
+    for (std::size_t i = 0; i < values->size(); ++i) placed.emplace_back((*values)[i], cat("state_indices[", i, "]"));
+  } else {
+    const auto rows = c.table(idx);
+    if (!rows) return;
+    for (std::size_t i = 0; i < rows->size(); ++i)
+      for (std::size_t j = 0; j < (*rows)[i].size(); ++j)
+        placed.emplace_back((*rows)[i][j], cat("state_indices[", i, ", ", j, "]"));
+  }
   if (p.state_pool && p.state_pool->view.rank() >= 1) {
     const i64 slots = p.state_pool->shape()[0];
     i64 outside = 0;
     std::size_t first = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      if (xs[i] >= -1 && xs[i] < slots) continue;
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+      if (placed[i].first >= -1 && placed[i].first < slots) continue;
       if (outside++ == 0) first = i;
     }
     if (outside)
       c.report(Rule::state_indices_range,
-               cat("state_indices[", first, "]=", xs[first], " is neither a pool slot in [0, ", slots,
-                   ") nor -1 (padding); ", outside, " of ", xs.size(), " indices are out of range"));
+               cat(placed[first].second, "=", placed[first].first, " is neither a pool slot in [0, ", slots,
+                   ") nor -1 (padding); ", outside, " of ", placed.size(), " indices are out of range"));
   }
-  std::vector<std::pair<i64, std::size_t>> active;
+  if (const auto r = first_repeat(placed))
+    c.report(Rule::state_indices_distinct, cat(r->again, "=", r->value, " repeats ", r->first,
+                                               table ? ": two tokens would store their states in one pool slot"
+                                                     : ": two sequences would read and update one pool slot"));
+}
+
+// The index-table form's accepted counts: read only after their dtype, shape and place are known good,
+// and never used as an index before they are known to lie in [1, L].
+void check_accepted(Context& c) {
+  const Problem& p = c.p;
+  const Tensor& a = *p.num_accepted;
+  if (!is_integer(a.dtype()))
+    c.report(Rule::accepted_dtype, cat("num_accepted_tokens must be int32 or int64, got ", torch_name(a.dtype())));
+  if (a.view.rank() != 1 || a.shape()[0] != p.N)
+    c.report(Rule::accepted_shape, cat("num_accepted_tokens must be [N]=", py_tuple({p.N}), ", got ", py_tuple(a.shape())));
+  const auto values = c.integers(a);
+  if (!values) return;
+  i64 outside = 0;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < values->size(); ++i) {
+    if ((*values)[i] >= 1 && (*values)[i] <= p.L) continue;
+    if (outside++ == 0) first = i;
+  }
+  if (outside)
+    c.report(Rule::accepted_range,
+             cat("num_accepted_tokens[", first, "]=", (*values)[first], " is outside [1, L=", p.L,
+                 "]: the initial state is slot state_indices[n, num_accepted_tokens[n] - 1]; ", outside, " of ",
+                 values->size(), " counts are out of range"));
+}
+
+// The scratch form: scratch_states [S, L', HV, ..] and its row map scratch_indices [N].
+void check_scratch(Context& c) {
+  const Problem& p = c.p;
+  if (p.scratch_states) {
+    const Tensor& st = *p.scratch_states;
+    const Shape& s = st.shape();
+    const Shape per_step{p.HV, c.state_head()[0], c.state_head()[1]};
+    if (s.size() != 5 || Shape(s.begin() + 2, s.end()) != per_step)
+      c.report(Rule::scratch_states_shape, cat("scratch_states must be [S, L', HV, ", c.state_dims(), "] with (HV, ",
+                                               c.state_dims(), ")=", py_tuple(per_step), ", got ", py_tuple(s)));
+    if (s.size() == 5 && s[1] < p.L)
+      c.report(Rule::scratch_steps,
+               cat("KDA verify needs ", p.L, " scratch steps, but intermediate_ssm only has ", s[1], "."));
+    check_state_strides(c, "scratch_states", st, 2);
+  }
+  if (!p.scratch_indices) return;
+  const Tensor& idx = *p.scratch_indices;
+  if (idx.dtype() != DType::i32)
+    c.report(Rule::scratch_indices_dtype, cat("scratch_indices must be int32, got ", torch_name(idx.dtype())));
+  if (idx.view.rank() != 1 || idx.shape()[0] != p.N)
+    c.report(Rule::scratch_indices_shape,
+             cat("scratch_indices must be [N]=", py_tuple({p.N}), ", got ", py_tuple(idx.shape())));
+  const auto values = c.integers(idx);
+  if (!values) return;
+  const auto& xs = *values;
+  if (p.scratch_states && p.scratch_states->view.rank() >= 1) {
+    const i64 rows = p.scratch_states->shape()[0];
+    const auto bad = std::find_if(xs.begin(), xs.end(), [&](i64 x) { return x < -1 || x >= rows; });
+    if (bad != xs.end())
+      c.report(Rule::scratch_indices_range, cat("scratch_indices[", bad - xs.begin(), "]=", *bad,
+                                                " is neither a row of scratch_states in [0, ", rows, ") nor -1"));
+  }
+  std::vector<std::pair<i64, std::string>> placed;
+  for (std::size_t i = 0; i < xs.size(); ++i) placed.emplace_back(xs[i], cat("scratch_indices[", i, "]"));
+  if (const auto r = first_repeat(placed))
+    c.report(Rule::scratch_indices_distinct, cat(r->again, "=", r->value, " repeats ", r->first,
+                                                 ": two requests would store their states in one scratch row"));
   for (std::size_t i = 0; i < xs.size(); ++i)
-    if (xs[i] != -1) active.emplace_back(xs[i], i);
-  std::sort(active.begin(), active.end());
-  const auto dup = std::adjacent_find(active.begin(), active.end(),
-                                      [](const auto& a, const auto& b) { return a.first == b.first; });
-  if (dup != active.end())
-    c.report(Rule::state_indices_distinct, cat("state_indices[", (dup + 1)->second, "]=", dup->first,
-                                               " repeats state_indices[", dup->second,
-                                               "]: two sequences would read and update one pool slot"));
+    if (xs[i] != static_cast<i64>(i)) {
+      c.report(Rule::scratch_indices_identity, "FlashInfer KDA verify requires an identity intermediate row-map "
+                                               "(verify_intermediate_state_indices must be arange).");
+      break;
+    }
 }
 
 // ---- memory: overlaps and index width ----
@@ -607,9 +741,11 @@ void check_overlaps(Context& c) {
 void check_index_width(Context& c) {
   constexpr i64 limit = std::numeric_limits<std::int32_t>::max();
   for (const Entry& e : c.tensors) {
-    const bool pool = c.p.state_pool && e.tensor == &*c.p.state_pool;
+    const bool pool = (c.p.state_pool && e.tensor == &*c.p.state_pool) ||
+                      (c.p.scratch_states && e.tensor == &*c.p.scratch_states);
     Reach r = e.reach;
-    if (pool && e.reach.error.empty() && e.tensor->view.rank() >= 1) {
+    if (pool && e.reach.error.empty() && e.tensor->view.rank() >= 1 &&
+        e.tensor->view.strides.size() == e.tensor->view.shape.size()) {
       View slot = e.tensor->view;
       slot.shape.erase(slot.shape.begin()), slot.strides.erase(slot.strides.begin());
       r = reach_of(slot);
@@ -638,6 +774,8 @@ std::vector<Violation> validate(const Problem& problem, const Profile& profile) 
   check_state_types(c);
   if (problem.state_pool) check_pool(c);
   if (problem.state_indices) check_indices(c);
+  if (problem.num_accepted) check_accepted(c);
+  check_scratch(c);
   check_overlaps(c);
   check_index_width(c);
   return std::move(c.found);

@@ -13,6 +13,8 @@ bool contains(const std::vector<T>& xs, const T& x) {
 }  // namespace
 
 StateSource state_source_of(const Problem& p) {
+  if (p.scratch_states || p.scratch_indices) return StateSource::scratch;
+  if (p.num_accepted) return StateSource::table;
   if (p.state_pool) return StateSource::pool;
   return p.initial_state ? StateSource::dense : StateSource::none;
 }
@@ -39,7 +41,7 @@ std::string Capabilities::unsupported(const Problem& p) const {
   else if (!token_states && p.token_states) why << "token states";
   else {
     for (const Tensor* t : {p.initial_state ? &*p.initial_state : nullptr, p.state_pool ? &*p.state_pool : nullptr,
-                            p.final_state ? &*p.final_state : nullptr})
+                            p.final_state ? &*p.final_state : nullptr, p.scratch_states ? &*p.scratch_states : nullptr})
       if (t && !contains(state_dtypes, t->dtype())) return "state dtype " + std::string(name_of(t->dtype()));
     if (!strided_inputs)
       for (const Tensor* t : p.inputs())

@@ -31,9 +31,13 @@ std::string_view name_of(StateSource s) {
     case StateSource::none: return "none";
     case StateSource::dense: return "dense";
     case StateSource::pool: return "pool";
+    case StateSource::table: return "table";
+    case StateSource::scratch: return "scratch";
   }
   return "?";
 }
+
+bool is_verify_source(StateSource s) { return s == StateSource::table || s == StateSource::scratch; }
 
 Problem make_problem(const ProblemSpec& s) {
   Problem p;
@@ -72,13 +76,23 @@ Problem make_problem(const ProblemSpec& s) {
   if (s.with_A_log) plan("A_log", p.A_log.emplace(), DType::f32, {p.HV});
   if (s.with_dt_bias) plan("dt_bias", p.dt_bias.emplace(), DType::f32, {p.HV * p.K});
   if (s.state == StateSource::dense) plan("initial_state", p.initial_state.emplace(), s.state_dtype, with_state({p.N}));
-  if (s.state != StateSource::pool && s.final_state)
-    plan("final_state", p.final_state.emplace(), s.state_dtype, with_state({p.N}));
-  if (s.state == StateSource::pool) {
-    plan("state_pool", p.state_pool.emplace(), s.state_dtype, with_state({s.pool_slots ? s.pool_slots : p.N + 2}));
+  const bool pooled = s.state == StateSource::pool || is_verify_source(s.state);
+  if (!pooled && s.final_state) plan("final_state", p.final_state.emplace(), s.state_dtype, with_state({p.N}));
+  if (is_verify_source(s.state))
+    p.L = s.L ? s.L : s.lengths.empty() ? 1 : *std::max_element(s.lengths.begin(), s.lengths.end());
+  const bool table = s.state == StateSource::table;
+  if (pooled) {
+    const std::int64_t slots = s.pool_slots ? s.pool_slots : table ? p.N * p.L + 2 : p.N + 2;
+    plan("state_pool", p.state_pool.emplace(), s.state_dtype, with_state({slots}));
     p.state_pool->view.offset = s.pool_offset;
     if (s.pool_slot_stride) p.state_pool->view.strides[0] = s.pool_slot_stride;
-    plan("state_indices", p.state_indices.emplace(), DType::i32, {p.N});
+    plan("state_indices", p.state_indices.emplace(), DType::i32, table ? Shape{p.N, p.L} : Shape{p.N});
+  }
+  if (table) plan("num_accepted", p.num_accepted.emplace(), s.accepted_dtype, {p.N});
+  if (s.state == StateSource::scratch) {
+    const std::int64_t rows = s.scratch_rows ? s.scratch_rows : p.N, steps = s.scratch_steps ? s.scratch_steps : p.L;
+    plan("scratch_states", p.scratch_states.emplace(), s.state_dtype, with_state({rows, steps}));
+    plan("scratch_indices", p.scratch_indices.emplace(), DType::i32, {p.N});
   }
   if (s.chunk_states) plan("chunk_states", p.chunk_states.emplace(), s.state_dtype, with_state({total_chunks(s)}));
   if (s.token_states) plan("token_states", p.token_states.emplace(), s.state_dtype, with_state({p.B, p.T}));
@@ -93,8 +107,18 @@ Problem make_problem(const ProblemSpec& s) {
       p.cu_seqlens->set_integer(n, at);
       if (n < p.N) at += s.lengths[static_cast<std::size_t>(n)];
     }
-  for (std::int64_t n = 0; p.state_indices && n < p.N; ++n)
-    p.state_indices->set_integer(n, s.indices.empty() ? n + 1 : s.indices[static_cast<std::size_t>(n)]);
+  auto at = [](const std::vector<std::int64_t>& xs, std::int64_t i) { return xs[static_cast<std::size_t>(i)]; };
+  for (std::int64_t n = 0; p.state_indices && n < p.N; ++n) {
+    if (!table) {
+      p.state_indices->set_integer(n, s.indices.empty() ? n + 1 : at(s.indices, n));
+      continue;
+    }
+    for (std::int64_t t = 0; t < p.L; ++t)
+      p.state_indices->set_integer(n, t, s.indices.empty() ? n * p.L + t + 1 : at(s.indices, n * p.L + t));
+    p.num_accepted->set_integer(n, s.accepted.empty() ? 1 : at(s.accepted, n));
+  }
+  for (std::int64_t n = 0; p.scratch_indices && n < p.N; ++n)
+    p.scratch_indices->set_integer(n, s.scratch_indices.empty() ? n : at(s.scratch_indices, n));
   return p;
 }
 
@@ -201,10 +225,8 @@ Problem deep_copy(const Problem& p) {
     }
     t.buffer = fresh;
   };
-  for (Tensor* t : {&c.q, &c.k, &c.v, &c.g, &c.beta, &c.o}) copy(*t);
-  for (auto* t : {&c.cu_seqlens, &c.A_log, &c.dt_bias, &c.initial_state, &c.state_pool, &c.state_indices,
-                  &c.final_state, &c.chunk_states, &c.token_states})
-    if (*t) copy(**t);
+  for (const auto& f : tensor_fields())
+    if (Tensor* t = f.in(c)) copy(*t);
   return c;
 }
 

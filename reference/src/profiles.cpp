@@ -17,18 +17,22 @@ std::vector<Rule> structural(std::initializer_list<Rule> more) {
   return rules;
 }
 
-// The project's own kernels: every rule. Inputs in any float type, states in fp32 or bf16, either
-// state layout and every state source; pools follow the FlashInfer stride contract.
+// The project's own kernels: every rule but two restrictions particular to one implementation (a
+// fixed token count per verify request, an identity scratch row map), which a correct kernel need
+// not impose. Inputs in any float type, states in fp32 or bf16, either state layout and every state
+// source; pools follow the FlashInfer stride contract.
 Profile strict() {
   Profile p;
   p.name = "strict";
   p.describes = "kda-oracle's own kernels: every rule of the contract, with the most demanding parameters";
-  p.rules.assign(all_rules().begin(), all_rules().end());
+  for (Rule r : all_rules())
+    if (r != verify_fixed_tokens && r != scratch_indices_identity) p.rules.push_back(r);
   p.batch_wording = BatchWording::fla;
   p.input_dtypes = {DType::bf16, DType::f16, DType::f32, DType::f64};
   p.output_dtypes = p.input_dtypes;
   p.state_dtypes = {DType::f32, DType::bf16};
-  p.state_sources = {StateSource::none, StateSource::dense, StateSource::pool};
+  p.state_sources = {StateSource::none, StateSource::dense, StateSource::pool, StateSource::table,
+                     StateSource::scratch};
   return p;
 }
 

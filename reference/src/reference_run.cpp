@@ -42,15 +42,16 @@ ReferenceOutputs zero_outputs(const Problem& p) {
   out.final_state = zeros(count(p.N * head));
   out.written.assign(count(p.N), 1);
   if (p.chunk_states) out.chunk_states = zeros(count(p.total_chunks() * head));
-  if (p.token_states) out.token_states = zeros(count(p.B * p.T * head));
+  if (p.token_states || p.mode == Mode::verify) out.token_states = zeros(count(p.B * p.T * head));
   return out;
 }
 
-// The state sequence n starts from: its pool slot, its dense initial state, or zeros.
+// The state sequence n starts from: its pool slot (a verify call's names it through the accepted
+// count or its index), its dense initial state, or zeros.
 template <class Acc>
 State<Acc> initial_state(const Problem& p, std::int64_t n, std::int64_t hv) {
   const StateLayout layout = p.options.state_layout;
-  if (p.state_pool) return ref::load_state<Acc>(*p.state_pool, p.state_indices->integer_at(n), hv, layout);
+  if (p.state_pool) return ref::load_state<Acc>(*p.state_pool, p.initial_slot(n), hv, layout);
   if (p.initial_state) return ref::load_state<Acc>(*p.initial_state, n, hv, layout);
   return State<Acc>::Zero(p.K, p.V);
 }
@@ -68,7 +69,7 @@ void run_sequence(const Problem& p, Algorithm algorithm, std::int64_t n, std::in
   ref::TokenBlock<Acc> block;
   ref::RowMatrix<Acc> o;
   std::vector<State<Acc>> token_states;
-  auto* token_sink = p.token_states ? &token_states : nullptr;
+  auto* token_sink = p.token_states || p.mode == Mode::verify ? &token_states : nullptr;
   for (std::int64_t c = 0; c * C < L; ++c) {
     const std::int64_t t0 = c * C, tokens = std::min(C, L - t0);
     for (std::int64_t hv = hv0; hv < hv0 + heads; ++hv) {
@@ -106,8 +107,8 @@ ReferenceOutputs run_reference(const Problem& p, Algorithm algorithm, int thread
   std::vector<std::int64_t> first_chunk(count(p.N));
   for (std::int64_t n = 0, c = 0; n < p.N; c += p.chunks(n), ++n) {
     first_chunk[count(n)] = c;
-    // A padding row (pool index -1): zero output, nothing read or written back.
-    if (p.state_pool && p.state_indices->integer_at(n) < 0) out.written[count(n)] = 0;
+    // A padding row (pool index -1; a verify call's initial slot -1): zero output, nothing read or written back.
+    if (p.state_pool && p.initial_slot(n) < 0) out.written[count(n)] = 0;
   }
   const int workers = threads > 0 ? threads : omp_get_max_threads();
   const std::int64_t heads = heads_per_item(p, workers), groups = p.HV / heads;

@@ -9,8 +9,19 @@
 //   states per value head: [V,K] (StateLayout::vk, K contiguous) or [K,V] (StateLayout::kv)
 //   initial_state / final_state [N,HV,..]   state_pool [slots,HV,..] + state_indices int32 [N]
 //   chunk_states [total chunks over all sequences, HV, ..]   token_states [B,T,HV,..]
+//
+// Speculative-decoding verify (Mode::verify): request n carries length(n) <= L draft tokens
+// (L = 1 + num_spec; exactly L under a fixed-form profile), run from its committed state:
+//   index-table form: state_indices int32 [N,L] (any strides) and num_accepted int32/int64 [N]; the
+//     initial state is slot state_indices[n, num_accepted[n] - 1], the state after token t is stored
+//     in slot state_indices[n, t] (in place); a -1 entry is a padding slot: nothing read or written
+//     there (a -1 initial slot makes the request a padding row: zero output, nothing written);
+//   scratch form: state_indices int32 [N] into a pool that is only read, and the state after token t
+//     stored in scratch_states [S, L', HV, ..] at [scratch_indices[n], t] (L' >= L; row -1: not stored).
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -18,7 +29,7 @@
 
 namespace kda {
 
-enum class Mode : std::uint8_t { prefill, decode };
+enum class Mode : std::uint8_t { prefill, decode, verify };
 enum class StateLayout : std::uint8_t { vk, kv };
 
 std::string_view name_of(Mode m);
@@ -41,6 +52,7 @@ struct Options {
 struct Problem {
   Mode mode = Mode::prefill;
   std::int64_t B = 1, T = 0, N = 0, H = 0, HV = 0, K = 0, V = 0;
+  std::int64_t L = 0;  // verify: tokens per request at most (1 + num_spec); 0 otherwise
   Options options;
 
   std::optional<Tensor> cu_seqlens;
@@ -54,6 +66,9 @@ struct Problem {
   std::optional<Tensor> final_state;   // dense output of the final states (not with a pool)
   std::optional<Tensor> chunk_states;  // chunk-start states (prefix caching)
   std::optional<Tensor> token_states;  // state after every token (speculative decoding)
+  // Verify forms (above): accepted counts of the index-table form; scratch buffer and its row map.
+  std::optional<Tensor> num_accepted;
+  std::optional<Tensor> scratch_states, scratch_indices;
 
   // Sequence n covers (batch row, token) = (row(n), first(n) .. first(n) + length(n) - 1).
   // Only meaningful on a problem that passes the contract.
@@ -69,6 +84,12 @@ struct Problem {
   // Shape of one state per value head in the chosen layout: {V,K} or {K,V}.
   Shape state_head_shape() const;
 
+  // Verify: the pool slot request n starts from (-1: a padding row), and where the state after its
+  // token t is stored (-1: nowhere): a slot of the pool (table form) or a row of scratch_states
+  // (scratch form). Only meaningful on a verify problem that passes the contract.
+  std::int64_t initial_slot(std::int64_t n) const;
+  std::int64_t token_slot(std::int64_t n, std::int64_t t) const;
+
   std::vector<const Tensor*> inputs() const;   // every input tensor present
   std::vector<const Tensor*> outputs() const;  // every tensor the call may write (pool included)
   std::vector<Tensor*> outputs();
@@ -76,5 +97,23 @@ struct Problem {
   // One line for failure messages: sizes, options and every tensor's dtype/shape/strides/offset.
   std::string describe() const;
 };
+
+// Every tensor a Problem can hold, once, in the canonical order (golden files, checksums, the
+// exec protocol, snapshots, the contract): adding a tensor is one row of tensor_fields().
+enum class Access : std::uint8_t { read, write, read_write };
+struct TensorField {
+  std::string_view name;
+  Access access;                                       // the pool: read_write (read only in the scratch form)
+  Tensor Problem::*required = nullptr;                 // q, k, v, g, beta, o
+  std::optional<Tensor> Problem::*optional = nullptr;  // the others
+
+  bool read() const { return access != Access::write; }
+  bool written() const { return access != Access::read; }
+  const Tensor* in(const Problem& p) const;  // nullptr: an absent optional
+  Tensor* in(Problem& p) const;
+  void place(Problem& p, Tensor t) const;
+};
+std::span<const TensorField> tensor_fields();
+const TensorField* find_tensor_field(std::string_view name);  // nullptr when unknown
 
 }  // namespace kda

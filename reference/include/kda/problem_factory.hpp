@@ -9,8 +9,12 @@
 
 namespace kda {
 
-enum class StateSource : std::uint8_t { none, dense, pool };
-std::string_view name_of(StateSource s);  // "none", "dense", "pool"
+// Where a call's initial states come from: zeros, a dense initial_state, a pool with one index per
+// sequence, or (Mode::verify, problem.hpp) a pool through an [N,L] index table with accepted counts
+// ("table") or a read-only pool whose per-token states go to a scratch buffer ("scratch").
+enum class StateSource : std::uint8_t { none, dense, pool, table, scratch };
+std::string_view name_of(StateSource s);  // "none", "dense", "pool", "table", "scratch"
+bool is_verify_source(StateSource s);     // table or scratch
 
 struct ProblemSpec {
   Mode mode = Mode::prefill;
@@ -31,6 +35,16 @@ struct ProblemSpec {
   // elements, and the index of each sequence's slot (empty: sequence n uses slot n + 1; -1 = padding).
   std::int64_t pool_slots = 0, pool_slot_stride = 0, pool_offset = 0;
   std::vector<std::int64_t> indices;
+  // Verify (mode = verify, state = table or scratch): L tokens per request at most (0: the longest
+  // length). Table form: indices holds the [N,L] table row by row (empty: request n uses slots
+  // n*L + 1 .. n*L + L; pool_slots 0: N*L + 2) and accepted the counts (empty: 1 each, int32 unless
+  // accepted_dtype says otherwise). Scratch form: indices as for a pool, scratch_rows (0: N) rows of
+  // scratch_steps (0: L) steps, scratch_indices the row map (empty: request n uses row n).
+  std::int64_t L = 0;
+  std::vector<std::int64_t> accepted;
+  DType accepted_dtype = DType::i32;
+  std::int64_t scratch_rows = 0, scratch_steps = 0;
+  std::vector<std::int64_t> scratch_indices;
 };
 
 Problem make_problem(const ProblemSpec& spec);

@@ -50,7 +50,7 @@ namespace kda {
   X(lower_bound_required)         /* safe gate in kernel needs a lower bound */                 \
   X(softplus_needs_A_log)         /* softplus gate in kernel needs A_log */                     \
   X(neg_eigval_needs_beta_logits) /* allow_neg_eigval needs beta from logits */                 \
-  X(state_source)                 /* one state source; pool with indices; no final_state */     \
+  X(state_source)                 /* one state source, whole; verify mode <=> a verify form */  \
   X(state_source_supported)       /* the state source is one the profile takes */               \
   X(state_dtype)                  /* every state tensor in the profile's dtypes */              \
   X(state_layout)                 /* the profile's required [V,K] / [K,V] layout */             \
@@ -67,6 +67,18 @@ namespace kda {
   X(state_indices_shape)          /* 1-D */                                                     \
   X(state_indices_range)          /* each index a pool slot or -1 (padding) */                  \
   X(state_indices_distinct)       /* active indices distinct */                                 \
+  X(verify_tokens)                /* verify: L >= 1 and at most L tokens per request */         \
+  X(verify_fixed_tokens)          /* verify: exactly L tokens per request (fixed form) */       \
+  X(accepted_dtype)               /* num_accepted int32 or int64 */                             \
+  X(accepted_shape)               /* num_accepted [N] */                                        \
+  X(accepted_range)               /* each accepted count in [1, L] */                           \
+  X(scratch_states_shape)         /* scratch_states [S, L', HV, ..] */                          \
+  X(scratch_steps)                /* scratch_states has L' >= L steps */                        \
+  X(scratch_indices_dtype)        /* int32 */                                                   \
+  X(scratch_indices_shape)        /* [N] */                                                     \
+  X(scratch_indices_range)        /* each a scratch row in [0, S) or -1 */                      \
+  X(scratch_indices_distinct)     /* active scratch rows distinct */                            \
+  X(scratch_indices_identity)     /* scratch_indices = arange(N) (FlashInfer) */                \
   X(output_overlap)               /* no output shares bytes with another tensor */              \
   X(output_self_overlap)          /* no output writes one element through two indices */        \
   X(index_overflow_32bit)         /* element indices fit 32-bit index math */

@@ -24,6 +24,7 @@ struct ReferenceOutputs {
   std::vector<char> written;         // [N]: 0 for padding rows (state index -1): no state written back
   std::vector<double> chunk_states;  // [total_chunks,HV,..] chunk-start states, when problem.chunk_states is present
   std::vector<double> token_states;  // [B,T,HV,..] state after each token, when problem.token_states is present
+                                     // or the problem is a verify call (its states go to the pool or scratch)
 };
 
 // threads: worker threads; 0 takes OpenMP's default (OMP_NUM_THREADS, else every core).
@@ -33,7 +34,9 @@ ReferenceOutputs run_reference(const Problem& problem, Algorithm algorithm, int 
 
 // Stores outputs into the problem's own output tensors, rounding to their dtypes: o; the final states
 // into final_state (dense) or into the pool in place through state_indices (padding rows leave the pool
-// untouched); chunk_states and token_states when present. Writes nothing else.
+// untouched); chunk_states and token_states when present. A verify call stores the state after each
+// token t of request n where Problem::token_slot names (pool slot or scratch row; -1: nowhere) and
+// leaves everything else alone, the committed pool of the scratch form included. Writes nothing else.
 void write_outputs(const ReferenceOutputs& outputs, Problem& problem);
 
 }  // namespace kda

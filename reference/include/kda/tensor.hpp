@@ -35,6 +35,9 @@ struct Tensor {
   std::int64_t integer_at(std::int64_t i) const {  // 1-D integer tensors (cu_seqlens, indices)
     return load_integer(buffer->data(), view.dtype, view.offset + i * view.strides.at(0));
   }
+  std::int64_t integer_at(std::int64_t i, std::int64_t j) const {  // 2-D integer tensors (index tables)
+    return load_integer(buffer->data(), view.dtype, view.offset + i * view.strides.at(0) + j * view.strides.at(1));
+  }
   void set(std::initializer_list<std::int64_t> index, double x) {
     store_element(buffer->data(), view.dtype, view.element_at(index), x);
   }
@@ -43,6 +46,9 @@ struct Tensor {
   }
   void set_integer(std::int64_t i, std::int64_t x) {
     store_integer(buffer->data(), view.dtype, view.offset + i * view.strides.at(0), x);
+  }
+  void set_integer(std::int64_t i, std::int64_t j, std::int64_t x) {
+    store_integer(buffer->data(), view.dtype, view.offset + i * view.strides.at(0) + j * view.strides.at(1), x);
   }
 };
 
