@@ -142,7 +142,9 @@ TEST_P(ReferenceVerify, WritesOnlyWhereTheFormNames) {
     }
   for (std::int64_t slot = 0; slot < verify.state_pool->shape()[0]; ++slot) {
     const bool named = form == StateSource::table && written.count(slot);
-    if (!named) EXPECT_EQ(stored(*verify.state_pool, {slot}), stored(*before.state_pool, {slot})) << "slot " << slot;
+    if (!named) {
+      EXPECT_EQ(stored(*verify.state_pool, {slot}), stored(*before.state_pool, {slot})) << "slot " << slot;
+    }
   }
   if (form == StateSource::scratch) {
     const Tensor& s = *verify.scratch_states;
@@ -152,7 +154,9 @@ TEST_P(ReferenceVerify, WritesOnlyWhereTheFormNames) {
         for (std::int64_t n = 0; n < verify.N; ++n) {
           named |= verify.initial_slot(n) >= 0 && verify.token_slot(n, step) == row && step < verify.length(n);
         }
-        if (!named) EXPECT_EQ(stored(s, {row, step}), stored(*before.scratch_states, {row, step}));
+        if (!named) {
+          EXPECT_EQ(stored(s, {row, step}), stored(*before.scratch_states, {row, step}));
+        }
       }
   }
 }
