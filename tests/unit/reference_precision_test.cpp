@@ -52,6 +52,7 @@ void expect_within_bound(const Problem& p, double gamma_max) {
     const double o_error = test::rel_rms(oracle.o, fp32.o);
     EXPECT_LE(o_error, bound);
     EXPECT_LE(test::rel_rms(oracle.final_state, fp32.final_state), bound);
+    EXPECT_LE(test::rel_rms(oracle.token_states, fp32.token_states), bound);  // verify: the states it stores
     EXPECT_GT(o_error, 0.0);  // the fp32 run really is a different computation
   }
 }
@@ -61,6 +62,17 @@ ProblemSpec spec_of(std::vector<std::int64_t> lengths, std::int64_t H, std::int6
   spec.lengths = std::move(lengths);
   spec.H = H, spec.HV = HV, spec.K = K, spec.V = V;
   return spec;
+}
+
+// Both verify forms: the fp32 run is the same recurrence, from the slot the form names.
+TEST(ReferencePrecision, Fp32VerifyWithinBound) {
+  for (StateSource form : {StateSource::table, StateSource::scratch}) {
+    ProblemSpec spec = spec_of({8, 8, 5}, 2, 4, 64, 32);
+    spec.mode = Mode::verify, spec.state = form, spec.final_state = false, spec.L = 8;
+    spec.accepted = {8, 1, 3};
+    const Problem p = test::random_problem(spec, 13);
+    expect_within_bound(p, max_chunk_gate_sum(p));
+  }
 }
 
 TEST(ReferencePrecision, Fp32WithinBoundGivenGates) {
