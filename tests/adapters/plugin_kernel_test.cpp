@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 
+#include "kda/adapters/kda_plugin.h"
 #include "kda/adapters/plugin_kernel.hpp"
 #include "kda/properties/comparison.hpp"
 #include "kda/reference_kernel.hpp"
@@ -91,6 +93,19 @@ TEST(PluginKernel, RefusesAnotherAbiVersion) {
   EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks versions 1 and 2"),
             std::string::npos)
       << message_of(test_plugin(1));
+}
+
+// Version 2 only appends: the members a version-1 plugin reads sit where version 1 put them. The
+// offsets are those of kda_plugin.h version 1 on LP64 (x86-64 and aarch64 Linux).
+TEST(PluginKernel, Version2KeepsTheVersion1Layout) {
+  if (sizeof(void*) != 8) GTEST_SKIP() << "offsets recorded for LP64";
+  EXPECT_EQ(offsetof(kda_call, o), 1264u);
+  EXPECT_EQ(offsetof(kda_call, token_states), 1576u);
+  EXPECT_EQ(offsetof(kda_call, memory), 1680u);
+  EXPECT_EQ(offsetof(kda_call, stream), 1688u);
+  EXPECT_EQ(offsetof(kda_call, L), 1696u);  // sizeof(kda_call) of version 1: the new members follow it
+  EXPECT_EQ(offsetof(kda_plugin, run), 112u);
+  EXPECT_EQ(sizeof(kda_plugin), 120u);  // the descriptor did not change
 }
 
 TEST(PluginKernel, RefusesVerifyWithoutAVerifyStateSource) {
