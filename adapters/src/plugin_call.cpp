@@ -33,10 +33,10 @@ kda_tensor describe(std::optional<Tensor>& t) { return t ? describe(*t) : kda_te
 
 }  // namespace
 
-kda_call make_call(Problem& p) {
+kda_call make_call(Problem& p, std::uint32_t abi_version) {
   kda_call c{};
-  c.abi_version = KDA_PLUGIN_ABI_VERSION;
-  c.mode = p.mode == Mode::prefill ? KDA_MODE_PREFILL : KDA_MODE_DECODE;
+  c.abi_version = abi_version;
+  c.mode = p.mode == Mode::prefill ? KDA_MODE_PREFILL : p.mode == Mode::decode ? KDA_MODE_DECODE : KDA_MODE_VERIFY;
   c.B = p.B, c.T = p.T, c.N = p.N, c.H = p.H, c.HV = p.HV, c.K = p.K, c.V = p.V;
 
   const Options& op = p.options;
@@ -63,7 +63,16 @@ kda_call make_call(Problem& p) {
   c.memory = KDA_MEMORY_HOST;
   c.device = 0;
   c.stream = nullptr;
+  if (abi_version < 2) return c;
+
+  c.L = p.L;
+  c.num_accepted = describe(p.num_accepted);
+  c.scratch_indices = describe(p.scratch_indices), c.scratch_states = describe(p.scratch_states);
   return c;
+}
+
+bool needs_verify_abi(const Problem& p) {
+  return p.mode == Mode::verify || p.num_accepted || p.scratch_indices || p.scratch_states;
 }
 
 }  // namespace kda::adapters

@@ -26,18 +26,30 @@ std::vector<T> from_array(const T* values, std::size_t count, const char* field,
 }
 
 constexpr DType kDTypes[] = {DType::bf16, DType::f16, DType::f32, DType::f64, DType::i32, DType::i64};
-constexpr Mode kModes[] = {Mode::prefill, Mode::decode};
+constexpr Mode kModes[] = {Mode::prefill, Mode::decode, Mode::verify};
 constexpr StateLayout kLayouts[] = {StateLayout::vk, StateLayout::kv};
-constexpr StateSource kSources[] = {StateSource::none, StateSource::dense, StateSource::pool};
+constexpr StateSource kSources[] = {StateSource::none, StateSource::dense, StateSource::pool, StateSource::table,
+                                    StateSource::scratch};
 constexpr std::uint32_t kAllFlags = 0xFFu;
+
+constexpr std::uint32_t kOldestAbiVersion = 1;
+constexpr std::uint32_t kVerifySources = KDA_BIT(KDA_STATE_TABLE) | KDA_BIT(KDA_STATE_SCRATCH);
+
+// "1 and 2", "1, 2 and 3": the ABI versions this kda-oracle loads.
+std::string spoken_versions() {
+  std::string out;
+  for (std::uint32_t v = kOldestAbiVersion; v <= KDA_PLUGIN_ABI_VERSION; ++v)
+    out += (v == kOldestAbiVersion ? "" : v == KDA_PLUGIN_ABI_VERSION ? " and " : ", ") + std::to_string(v);
+  return out;
+}
 
 }  // namespace
 
 Declaration read_descriptor(const kda_plugin& d, const std::string& library) {
   const std::string where = "plugin " + library;
-  if (d.abi_version != KDA_PLUGIN_ABI_VERSION)
+  if (d.abi_version < kOldestAbiVersion || d.abi_version > KDA_PLUGIN_ABI_VERSION)
     throw PluginError(where + " was built against kda_plugin.h ABI version " + std::to_string(d.abi_version) +
-                      "; this kda-oracle speaks version " + std::to_string(KDA_PLUGIN_ABI_VERSION) +
+                      "; this kda-oracle speaks versions " + spoken_versions() +
                       " (rebuild the plugin against adapters/include/kda/adapters/kda_plugin.h)");
   if (!d.name || !*d.name) throw PluginError(where + ": the descriptor has no name");
   if (!d.run) throw PluginError(where + ": the descriptor has no run function");
@@ -54,13 +66,23 @@ Declaration read_descriptor(const kda_plugin& d, const std::string& library) {
   } catch (const std::invalid_argument& e) {
     throw PluginError(where + ": " + e.what());
   }
+  // ABI 1 had no verify: bits a version-1 plugin sets there are not a declaration of verify.
+  const bool v1 = d.abi_version == 1;
+  const std::uint32_t modes = v1 ? d.modes & ~KDA_BIT(KDA_MODE_VERIFY) : d.modes;
+  const std::uint32_t sources = v1 ? d.state_sources & ~kVerifySources : d.state_sources;
+  if (!v1 && bool(modes & KDA_BIT(KDA_MODE_VERIFY)) != bool(sources & kVerifySources))
+    throw PluginError(where + (modes & KDA_BIT(KDA_MODE_VERIFY)
+                                   ? " declares KDA_MODE_VERIFY but neither KDA_STATE_TABLE nor KDA_STATE_SCRATCH"
+                                   : " declares a verify state source (KDA_STATE_TABLE or KDA_STATE_SCRATCH) "
+                                     "without KDA_MODE_VERIFY") +
+                      ": a verify call needs both");
   Capabilities& c = out.capabilities;
-  c.modes = from_bits(d.modes, kModes, "modes", where);
+  c.modes = from_bits(modes, kModes, "modes", where);
   c.input_dtypes = from_bits(d.input_dtypes, kDTypes, "input_dtypes", where);
   c.output_dtypes = from_bits(d.output_dtypes, kDTypes, "output_dtypes", where);
   c.state_dtypes = from_bits(d.state_dtypes, kDTypes, "state_dtypes", where);
   c.layouts = from_bits(d.layouts, kLayouts, "layouts", where);
-  c.state_sources = from_bits(d.state_sources, kSources, "state_sources", where);
+  c.state_sources = from_bits(sources, kSources, "state_sources", where);
   c.key_head_dims = from_array(d.key_head_dims, d.key_head_dim_count, "key_head_dims", where);
   c.value_head_dims = from_array(d.value_head_dims, d.value_head_dim_count, "value_head_dims", where);
   c.max_head_dim = d.max_head_dim;

@@ -7,8 +7,10 @@
 
 namespace kda::adapters {
 
-// `library` names the plugin in messages. Throws PluginError for another ABI version, a missing name
-// or run function, an unknown profile, bits outside an enum's range or device memory.
+// `library` names the plugin in messages. Throws PluginError for an ABI version other than 1 and 2, a
+// missing name or run function, an unknown profile, bits outside an enum's range, verify declared
+// without a verify state source (or the reverse), or device memory. A version-1 plugin's verify bits
+// are dropped: it is never sent a verify call.
 Declaration read_descriptor(const kda_plugin& descriptor, const std::string& library);
 
 }  // namespace kda::adapters

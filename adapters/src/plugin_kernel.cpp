@@ -25,13 +25,23 @@ struct LibraryHandle {
 class PluginKernel final : public DeclaredKernel {
  public:
   PluginKernel(std::unique_ptr<LibraryHandle> library, const kda_plugin& descriptor, Declaration declaration)
-      : DeclaredKernel(std::move(declaration)), library_(std::move(library)), run_(descriptor.run) {}
+      : DeclaredKernel(std::move(declaration)),
+        library_(std::move(library)),
+        run_(descriptor.run),
+        abi_version_(descriptor.abi_version) {}
 
   RunOutcome run(Problem& problem) override {
-    if (auto rejected = reject_before_call(problem, profile(), declaration().checks_contract)) return *rejected;
+    // A version-1 call cannot carry verify tensors: kda-oracle checks such a problem itself, and a
+    // valid one (outside the plugin's capabilities, which never include verify) is not passed on.
+    const bool beyond_abi = abi_version_ < 2 && needs_verify_abi(problem);
+    if (auto rejected = reject_before_call(problem, profile(), declaration().checks_contract && !beyond_abi))
+      return *rejected;
+    if (beyond_abi)
+      return RunOutcome::failed("plugin " + name() + " speaks kda_plugin.h ABI version " +
+                                std::to_string(abi_version_) + ", which cannot carry a verify call (version 2 can)");
     kda_call call;
     try {
-      call = make_call(problem);
+      call = make_call(problem, abi_version_);
     } catch (const std::invalid_argument& e) {
       return RunOutcome::failed(std::string("cannot pass the call to the plugin: ") + e.what());
     }
@@ -57,6 +67,7 @@ class PluginKernel final : public DeclaredKernel {
  private:
   std::unique_ptr<LibraryHandle> library_;  // keeps run_ loaded
   kda_run_fn run_;
+  std::uint32_t abi_version_;  // the plugin's: the version of the calls it gets
 };
 
 }  // namespace

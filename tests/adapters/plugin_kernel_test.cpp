@@ -1,9 +1,13 @@
-// The plugin loader: the example loop plugin through the C ABI, and one test plugin per defect
-// (adapters/tests/test_plugin.c), each refused or reported with a message that says what is wrong.
+// The plugin loader: the example loop plugin through the C ABI, one test plugin per defect
+// (adapters/tests/test_plugin.c), each refused or reported with a message that says what is wrong,
+// and an ABI version 1 plugin, which still loads and runs and is never sent a verify call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 
+#include "kda/adapters/kda_plugin.h"
 #include "kda/adapters/plugin_kernel.hpp"
 #include "kda/properties/comparison.hpp"
 #include "kda/reference_kernel.hpp"
@@ -53,6 +57,9 @@ TEST(PluginKernel, LoopPluginDeclaresItsCapabilities) {
   EXPECT_EQ(c.state_dtypes, (std::vector<DType>{DType::bf16, DType::f32, DType::f64}));
   EXPECT_EQ(c.chunk_sizes, (std::vector<int>{32, 64}));
   EXPECT_TRUE(c.strided_inputs && c.token_states && c.chunk_states && c.gate_in_kernel);
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::prefill, Mode::decode, Mode::verify}));
+  EXPECT_EQ(c.state_sources, (std::vector<StateSource>{StateSource::none, StateSource::dense, StateSource::pool,
+                                                        StateSource::table, StateSource::scratch}));
 }
 
 TEST(PluginKernel, LoopPluginMatchesTheFp32ReferenceInBothLayouts) {
@@ -83,8 +90,77 @@ TEST(PluginKernel, AnInvalidProblemNeverReachesAPluginThatDoesNotCheckItsContrac
 }
 
 TEST(PluginKernel, RefusesAnotherAbiVersion) {
-  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks version 1"), std::string::npos)
+  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks versions 1 and 2"),
+            std::string::npos)
       << message_of(test_plugin(1));
+}
+
+// Version 2 only appends: the members a version-1 plugin reads sit where version 1 put them. The
+// offsets are those of kda_plugin.h version 1 on LP64 (x86-64 and aarch64 Linux).
+TEST(PluginKernel, Version2KeepsTheVersion1Layout) {
+  if (sizeof(void*) != 8) GTEST_SKIP() << "offsets recorded for LP64";
+  EXPECT_EQ(offsetof(kda_call, o), 1264u);
+  EXPECT_EQ(offsetof(kda_call, token_states), 1576u);
+  EXPECT_EQ(offsetof(kda_call, memory), 1680u);
+  EXPECT_EQ(offsetof(kda_call, stream), 1688u);
+  EXPECT_EQ(offsetof(kda_call, L), 1696u);  // sizeof(kda_call) of version 1: the new members follow it
+  EXPECT_EQ(offsetof(kda_plugin, run), 112u);
+  EXPECT_EQ(sizeof(kda_plugin), 120u);  // the descriptor did not change
+}
+
+TEST(PluginKernel, RefusesVerifyWithoutAVerifyStateSource) {
+  const std::string m = message_of(test_plugin(9));
+  EXPECT_NE(m.find("declares KDA_MODE_VERIFY but neither KDA_STATE_TABLE nor KDA_STATE_SCRATCH"), std::string::npos)
+      << m;
+}
+
+// A verify call of the table form, valid under strict.
+Problem verify_problem() {
+  ProblemSpec spec;
+  spec.mode = Mode::verify;
+  spec.state = StateSource::table;
+  spec.lengths = {3, 3};
+  spec.accepted = {2, 3};
+  spec.final_state = false;
+  return make_problem(spec);
+}
+
+// Test plugin 8 declares ABI version 1 with the verify bits version 2 added set: they are ignored.
+TEST(PluginKernel, AnAbi1PluginDeclaresNoVerify) {
+  auto kernel = load_plugin(test_plugin(8));
+  const Capabilities& c = kernel->capabilities();
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::prefill, Mode::decode}));
+  EXPECT_EQ(c.state_sources, (std::vector<StateSource>{StateSource::none, StateSource::dense}));
+  EXPECT_EQ(c.unsupported(verify_problem()), "mode verify");
+}
+
+// It runs (zeroing o), called with abi_version 1: it fails, saying what it got, on any other call.
+TEST(PluginKernel, AnAbi1PluginRunsWithAVersion1Call) {
+  auto kernel = load_plugin(test_plugin(8));
+  Problem p = make_problem({});
+  fill_random(p, 3);
+  const RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::ok) << outcome.message;
+  for_each_index(p.o.shape(), [&](std::span<const std::int64_t> i) { ASSERT_EQ(p.o.at(i), 0.0); });
+}
+
+// Called directly with a verify problem anyway, it is not called: kda-oracle says why, or rejects an
+// invalid one by the plugin's profile although the plugin checks its own contract (a version-1 call
+// could not show it the verify tensors).
+TEST(PluginKernel, AnAbi1PluginIsNeverGivenAVerifyCall) {
+  auto kernel = load_plugin(test_plugin(8));
+  Problem p = verify_problem();
+  RunOutcome outcome = kernel->run(p);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::failed);
+  EXPECT_EQ(outcome.message,
+            "plugin test-plugin speaks kda_plugin.h ABI version 1, which cannot carry a verify call (version 2 can)");
+
+  Problem prefill_with_counts = make_problem({});
+  prefill_with_counts.num_accepted = Tensor::zeros("num_accepted", DType::i32, {1});
+  outcome = kernel->run(prefill_with_counts);
+  ASSERT_EQ(outcome.status, RunOutcome::Status::rejected);
+  EXPECT_TRUE(std::any_of(outcome.violations.begin(), outcome.violations.end(),
+                          [](const Violation& v) { return v.rule == Rule::state_source; }));
 }
 
 TEST(PluginKernel, RefusesAnUnknownProfileNamingTheKnownOnes) {

@@ -1,8 +1,9 @@
 // An example kernel plugin: KDA written as plain loops straight from kda-facts §1, behind the C ABI of
 // kda_plugin.h. Token by token in fp32, every tensor read and written through its strides, so it takes
 // any strided input, both state layouts, dense states and pools with -1 padding rows, the gate, the
-// l2norm and beta from logits in kernel, chunk and token states. It checks no contract itself
-// (kda-oracle checks the declared "strict" profile before calling it).
+// l2norm and beta from logits in kernel, chunk and token states, and both forms of a speculative
+// verify (an index table with accepted counts; a read-only pool with a scratch buffer). It checks no
+// contract itself (kda-oracle checks the declared "strict" profile before calling it).
 //
 // Built with KDA_LOOP_PLUGIN_TRANSPOSED_STATE it has the bug that passes every shape check when K = V:
 // every state is indexed as a compact [V,K] head, whatever the call's layout. kda-oracle's tests
@@ -58,8 +59,10 @@ float load(const kda_tensor& t, Index element) {
   }
 }
 
-Index load_index(const kda_tensor& t, Index i) {
-  const char* at = static_cast<const char*>(t.data) + (t.dtype == KDA_I64 ? 8 : 4) * i * t.strides[0];
+// Element [i] or [i, j] of an integer tensor (i32 or i64).
+Index load_index(const kda_tensor& t, Index i, Index j = 0) {
+  const Index element = i * t.strides[0] + j * t.strides[1];
+  const char* at = static_cast<const char*>(t.data) + (t.dtype == KDA_I64 ? 8 : 4) * element;
   if (t.dtype == KDA_I64) {
     std::int64_t x;
     std::memcpy(&x, at, 8);
@@ -153,11 +156,32 @@ void load_gate(const kda_call& c, Index b, Index token, Index hv, std::vector<fl
   }
 }
 
+// The pool slot sequence n starts from (-1: a padding row): the index table's entry at its accepted
+// count (a verify call's table form), else its pool index.
+Index initial_slot(const kda_call& c, Index n) {
+  if (c.mode == KDA_MODE_VERIFY && c.num_accepted.present)
+    return load_index(c.state_indices, n, load_index(c.num_accepted, n) - 1);
+  return load_index(c.state_indices, n);
+}
+
+// A verify call keeps the state after token i of request n: in the pool slot the table names (table
+// form) or at step i of the request's scratch row (scratch form); -1 there: nowhere.
+void store_token_state(const kda_call& c, const StateIo& io, Index n, Index i, Index hv, const std::vector<float>& S) {
+  if (c.num_accepted.present) {
+    const Index slot = load_index(c.state_indices, n, i);
+    if (slot >= 0) io.write(c.state_pool, at(c.state_pool, slot, hv), S);
+  } else {
+    const Index row = load_index(c.scratch_indices, n);
+    if (row >= 0) io.write(c.scratch_states, at(c.scratch_states, row, i, hv), S);
+  }
+}
+
 void run_sequence(const kda_call& c, Index n, Index first_chunk) {
   const Index b = c.cu_seqlens.present ? 0 : n;
   const Index first = c.cu_seqlens.present ? load_index(c.cu_seqlens, n) : 0;
   const Index length = c.cu_seqlens.present ? load_index(c.cu_seqlens, n + 1) - first : c.T;
-  const Index slot = c.state_pool.present ? load_index(c.state_indices, n) : 0;
+  const bool verify = c.mode == KDA_MODE_VERIFY;
+  const Index slot = c.state_pool.present ? initial_slot(c, n) : 0;
   const StateIo io{c};
   if (slot < 0) {  // a padding row: zero output, the pool left alone
     for (Index t = first; t < first + length; ++t)
@@ -204,8 +228,9 @@ void run_sequence(const kda_call& c, Index n, Index first_chunk) {
         store(c.o, at(c.o, b, t, hv, j), o);
       }
       if (c.token_states.present) io.write(c.token_states, at(c.token_states, b, t, hv), S);
+      if (verify) store_token_state(c, io, n, i, hv, S);
     }
-    if (c.state_pool.present) io.write(c.state_pool, at(c.state_pool, slot, hv), S);
+    if (c.state_pool.present && !verify) io.write(c.state_pool, at(c.state_pool, slot, hv), S);
     if (c.final_state.present) io.write(c.final_state, at(c.final_state, n, hv), S);
   }
 }
@@ -235,12 +260,13 @@ const kda_plugin kDescriptor = {
     "loop",
 #endif
     "strict",
-    KDA_BIT(KDA_MODE_PREFILL) | KDA_BIT(KDA_MODE_DECODE),
+    KDA_BIT(KDA_MODE_PREFILL) | KDA_BIT(KDA_MODE_DECODE) | KDA_BIT(KDA_MODE_VERIFY),
     KDA_BIT(KDA_BF16) | KDA_BIT(KDA_F16) | KDA_BIT(KDA_F32) | KDA_BIT(KDA_F64),
     KDA_BIT(KDA_BF16) | KDA_BIT(KDA_F16) | KDA_BIT(KDA_F32) | KDA_BIT(KDA_F64),
     KDA_BIT(KDA_BF16) | KDA_BIT(KDA_F32) | KDA_BIT(KDA_F64),
     KDA_BIT(KDA_LAYOUT_VK) | KDA_BIT(KDA_LAYOUT_KV),
-    KDA_BIT(KDA_STATE_NONE) | KDA_BIT(KDA_STATE_DENSE) | KDA_BIT(KDA_STATE_POOL),
+    KDA_BIT(KDA_STATE_NONE) | KDA_BIT(KDA_STATE_DENSE) | KDA_BIT(KDA_STATE_POOL) | KDA_BIT(KDA_STATE_TABLE) |
+        KDA_BIT(KDA_STATE_SCRATCH),
     nullptr,
     0,
     nullptr,

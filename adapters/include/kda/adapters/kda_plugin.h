@@ -1,4 +1,4 @@
-/* kda_plugin.h: the C ABI of a kda-oracle kernel plugin, version 1.
+/* kda_plugin.h: the C ABI of a kda-oracle kernel plugin, version 2.
  *
  * A plugin is a shared library that exports one function,
  *
@@ -17,7 +17,14 @@
  *
  * Versioning: KDA_PLUGIN_ABI_VERSION changes whenever any struct or enum below changes. abi_version is
  * the first member of the descriptor and stays there in every version, so kda-oracle can refuse a
- * plugin built against another version before reading anything else.
+ * plugin built against another version before reading anything else. Versions only append: enum
+ * values and struct members are added at the end, so the prefix an older plugin knows is unchanged.
+ * kda-oracle loads plugins of versions 1 and 2:
+ *   1  prefill and decode. A version-1 plugin is never sent a verify call (verify bits in its
+ *      descriptor are ignored) and gets calls whose abi_version is 1; it reads only their version-1
+ *      prefix (everything before L).
+ *   2  adds speculative verify: KDA_MODE_VERIFY, KDA_STATE_TABLE, KDA_STATE_SCRATCH and the members
+ *      of kda_call from L on.
  */
 #ifndef KDA_ADAPTERS_KDA_PLUGIN_H
 #define KDA_ADAPTERS_KDA_PLUGIN_H
@@ -29,7 +36,7 @@
 extern "C" {
 #endif
 
-#define KDA_PLUGIN_ABI_VERSION 1u
+#define KDA_PLUGIN_ABI_VERSION 2u
 
 /* Tensors have at most this many dimensions (token_states [B,T,HV,a,b] has five). */
 #define KDA_MAX_RANK 5
@@ -44,14 +51,24 @@ typedef enum kda_dtype {
   KDA_I64 = 5
 } kda_dtype;
 
-typedef enum kda_mode { KDA_MODE_PREFILL = 0, KDA_MODE_DECODE = 1 } kda_mode;
+/* Verify (version 2): a speculative-decoding target verify, one request per sequence of at most L
+ * draft tokens run from its committed state, the state after every token kept (kda_call below). */
+typedef enum kda_mode { KDA_MODE_PREFILL = 0, KDA_MODE_DECODE = 1, KDA_MODE_VERIFY = 2 } kda_mode;
 
 /* How one value head's state is stored: [V,K] (K contiguous, SGLang/vLLM/FlashInfer pools) or [K,V]
  * (FLA's default). */
 typedef enum kda_state_layout { KDA_LAYOUT_VK = 0, KDA_LAYOUT_KV = 1 } kda_state_layout;
 
-/* Where a call's initial states come from: zeros, a dense initial_state, or a pool with indices. */
-typedef enum kda_state_source { KDA_STATE_NONE = 0, KDA_STATE_DENSE = 1, KDA_STATE_POOL = 2 } kda_state_source;
+/* Where a call's initial states come from: zeros, a dense initial_state, or a pool with indices; for a
+ * verify call (version 2) a pool through an [N,L] index table with accepted counts (TABLE), or a pool
+ * that is only read with a scratch buffer for the states after every token (SCRATCH). */
+typedef enum kda_state_source {
+  KDA_STATE_NONE = 0,
+  KDA_STATE_DENSE = 1,
+  KDA_STATE_POOL = 2,
+  KDA_STATE_TABLE = 3,
+  KDA_STATE_SCRATCH = 4
+} kda_state_source;
 
 /* Where the data pointers of a call point. */
 typedef enum kda_memory { KDA_MEMORY_HOST = 0, KDA_MEMORY_CUDA = 1 } kda_memory;
@@ -102,7 +119,26 @@ typedef struct kda_tensor {
  * Sequence n covers tokens cu_seqlens[n] .. cu_seqlens[n+1]-1 of row 0 (varlen), else row n, tokens
  * 0..T-1. Its initial state is initial_state[n], or state_pool[state_indices[n]] (index -1: a padding
  * row: its output rows are zero and the pool is left alone), or zero. With a pool the final states
- * are written back into the pool in place; final_state is then absent. */
+ * are written back into the pool in place; final_state is then absent.
+ *
+ * A verify call (mode KDA_MODE_VERIFY, version 2) has N requests of L = 1 + num_spec tokens at most:
+ * request n is sequence n above (length(n) <= L tokens: cu_seqlens with varlen, else B = N rows of
+ * T <= L tokens), computed like a prefill of its tokens from one pool slot, with o as for any call.
+ * final_state, chunk_states and token_states are absent; the states go where the form says:
+ *   table form (num_accepted present): state_indices i32 [N,L], any strides; num_accepted i32 or
+ *     i64 [N], each in [1, L]. The initial state is slot state_indices[n, num_accepted[n] - 1]; the
+ *     state after token t (0 <= t < length(n)) is written to slot state_indices[n, t], in place (the
+ *     initial slot included: its state is read before it is overwritten). An entry -1 names no
+ *     slot: the state after that token is written nowhere. An initial slot of -1 makes request n a
+ *     padding row: its output rows are zero and nothing of the pool is read or written for it.
+ *   scratch form (scratch_states present): state_indices i32 [N] as for a pool, but the pool is only
+ *     read: not one byte of it is written. scratch_indices i32 [N] maps request n to a row of
+ *     scratch_states [S, L', HV, a, b] (L' >= L steps); the state after token t is written to
+ *     scratch_states[scratch_indices[n], t]. A row of -1 stores nothing; an initial slot
+ *     state_indices[n] of -1 makes request n a padding row (zero output, nothing written).
+ * Every other pool slot, scratch row and step is left alone. Entries are distinct unless the
+ * declared profile says otherwise, and the state source (TABLE or SCRATCH) is one the plugin
+ * declares in state_sources. */
 typedef struct kda_call {
   uint32_t abi_version; /* KDA_PLUGIN_ABI_VERSION of the caller */
   int mode;             /* a kda_mode; decode: every sequence has exactly one token */
@@ -134,6 +170,12 @@ typedef struct kda_call {
   int memory;
   int device;
   void* stream;
+
+  /* Version 2 (speculative verify, above). A version-1 plugin does not see these members. */
+  int64_t L;                    /* verify: tokens per request at most, 1 + num_spec; 0 otherwise */
+  kda_tensor num_accepted;      /* table form: accepted counts i32 or i64 [N]; else absent */
+  kda_tensor scratch_indices;   /* scratch form: row map i32 [N] into scratch_states (-1: none); else absent */
+  kda_tensor scratch_states;    /* scratch form: output [S, L', HV, a, b]; else absent */
 } kda_call;
 
 /* Runs one call. Returns a kda_status. `message` (message_size bytes, zeroed by the caller) receives a
@@ -151,12 +193,14 @@ typedef struct kda_plugin {
                            "sglang_flashinfer_decode" (kda::profile_names()) */
 
   /* Capabilities: cases outside them are never generated (that is not a failure of the kernel). */
-  uint32_t modes;          /* KDA_BIT(kda_mode) for each supported mode */
+  uint32_t modes;          /* KDA_BIT(kda_mode) for each supported mode (verify: with TABLE and/or
+                              SCRATCH in state_sources) */
   uint32_t input_dtypes;   /* KDA_BIT(kda_dtype) for q, k, v, g, beta */
   uint32_t output_dtypes;  /* KDA_BIT(kda_dtype) for o */
-  uint32_t state_dtypes;   /* KDA_BIT(kda_dtype) for initial_state, state_pool, final_state */
+  uint32_t state_dtypes;   /* KDA_BIT(kda_dtype) for initial_state, state_pool, final_state,
+                              scratch_states */
   uint32_t layouts;        /* KDA_BIT(kda_state_layout) */
-  uint32_t state_sources;  /* KDA_BIT(kda_state_source) */
+  uint32_t state_sources;  /* KDA_BIT(kda_state_source); TABLE and SCRATCH need version 2 */
   const int64_t* key_head_dims; /* the K it takes; NULL with count 0: any K up to max_head_dim */
   size_t key_head_dim_count;
   const int64_t* value_head_dims; /* the V it takes; NULL with count 0: any V up to max_head_dim */
