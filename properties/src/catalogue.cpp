@@ -21,7 +21,9 @@ const std::vector<Property>& catalogue() {
        {}, check_rejects_invalid},
       {"padding-rows",
        "Sequences whose state index is -1 (filled with upstream's padding pattern: gate -1000, k = v = beta = 0) get "
-       "zero output rows and leave their pool slot and every other byte untouched.",
+       "zero output rows and leave their pool slot and every other byte untouched. Verify calls too: a request whose "
+       "initial slot is -1 (a table row of -1 entries, or a -1 index in the scratch form) gets zero output and writes "
+       "no slot and no scratch row.",
        {.pool = true}, check_padding_rows},
       {"causality",
        "Changing any input at token t of a sequence changes no output before t, and nothing in other sequences, "
@@ -52,6 +54,22 @@ const std::vector<Property>& catalogue() {
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
        "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
        {.pool = true}, check_serving_loop},
+      {"verify-commit",
+       "Speculative decoding: verifying L draft tokens and taking the state after a accepted tokens (where the call "
+       "stores it: the pool slot state_indices[n, a-1] of the table form, scratch_states[row, a-1] of the scratch "
+       "form) equals a single-token decode steps from the same committed state, for every a, and so do the outputs "
+       "o of those tokens. Bound: alpha x the precision model's verify-vs-decode disagreement + the unit roundoffs of "
+       "the tensor's and the state's dtypes (each decode step rounds the carried state).",
+       {.verify = true, .decode = true}, check_verify_commit},
+      {"verify-keeps-committed",
+       "A scratch-form verify reads the committed pool and writes the state after every token to the scratch buffer: "
+       "every byte of the pool's buffer (slots, gaps, guard bands) is bit-identical afterwards.",
+       {.verify = true, .scratch = true}, check_verify_keeps_committed},
+      {"verify-initial-slot",
+       "A verify request starts from exactly the slot its accepted count (table form) or index (scratch form) names: "
+       "every other pool slot holds poison in the drawn case, and rerunning with those slots refilled with finite "
+       "values gives bit-identical o and stored states.",
+       {.verify = true}, check_verify_initial_slot},
   };
   return all;
 }

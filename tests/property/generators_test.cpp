@@ -270,6 +270,61 @@ TEST(GenValidCase, EveryFeatureAppears) {
 }
 
 
+// Verify calls: both forms, num_spec edges, fixed and ragged lengths, accepted-count edges in both
+// dtypes, -1 entries, strided tables, row maps, larger scratch buffers; every case valid, and every pool
+// slot no live request starts from full of poison while every initial slot holds finite data.
+TEST(GenValidCase, VerifyDrawsEveryEdgeAndPoisonsEveryUnreadSlot) {
+  const auto kernel = reference();
+  const auto result = run_property(21, 600, [&] {
+    const CaseSpec c = *gen_valid_case(*kernel);
+    const Problem p = build_case(c);
+    if (p.mode != Mode::verify) return;
+    RC_ASSERT(validate(p, profile_strict()).empty());
+    const bool table = p.num_accepted.has_value();
+    RC_TAG(table ? "table" : "scratch");
+    RC_TAG("L " + std::to_string(p.L));
+    RC_TAG(p.cu_seqlens ? "varlen" : "batched");
+    bool ragged = false, padding_request = false, padding_entry = false;
+    std::vector<char> initial(static_cast<std::size_t>(p.state_pool->shape()[0]), 0);
+    for (i64 n = 0; n < p.N; ++n) {
+      ragged |= p.length(n) != p.L;
+      const i64 slot = p.initial_slot(n);
+      padding_request |= slot == -1;
+      if (slot >= 0) initial[static_cast<std::size_t>(slot)] = 1;
+      for (i64 t = 0; t < p.length(n); ++t) padding_entry |= slot >= 0 && p.token_slot(n, t) == -1;
+      if (!table) continue;
+      const i64 a = p.num_accepted->integer_at(n);
+      RC_TAG(a == 1 ? "a = 1" : a == p.L ? "a = L" : "1 < a < L");
+    }
+    if (ragged) RC_TAG("ragged");
+    if (padding_request) RC_TAG("padding request");
+    if (padding_entry) RC_TAG("-1 entry");
+    if (table) {
+      RC_TAG("accepted " + std::string(name_of(p.num_accepted->dtype())));
+      if (!p.state_indices->view.is_contiguous()) RC_TAG("strided table");
+    } else {
+      bool identity = true;
+      for (i64 n = 0; n < p.N; ++n) identity &= p.scratch_indices->integer_at(n) == n;
+      RC_TAG(identity ? "identity row map" : "other row map");
+      if (p.scratch_states->shape()[0] > p.N) RC_TAG("more scratch rows");
+      if (p.scratch_states->shape()[1] > p.L) RC_TAG("more scratch steps");
+    }
+    for (i64 slot = 0; slot < p.state_pool->shape()[0]; ++slot) {
+      const double x = p.state_pool->at({slot, 0, 0, 0});
+      if (initial[static_cast<std::size_t>(slot)])
+        RC_ASSERT(std::isfinite(x));
+      else
+        RC_ASSERT(std::isnan(x) || std::abs(x) >= 1e30);
+    }
+  });
+  ASSERT_TRUE(result.is<rc::detail::SuccessResult>()) << message_of(result);
+  auto counts = tag_counts(result);
+  for (const char* tag : {"table", "scratch", "L 1", "L 2", "L 8", "varlen", "batched", "ragged", "a = 1", "a = L",
+                          "1 < a < L", "padding request", "-1 entry", "accepted i32", "accepted i64", "strided table",
+                          "identity row map", "other row map", "more scratch rows", "more scratch steps"})
+    EXPECT_GT(counts[tag], 0) << tag << " never drawn";
+}
+
 TEST(GenValidCase, TheReferenceRunsEveryCaseAndOverwritesThePoisonedOutput) {
   const auto kernel = reference();
   const auto result = run_property(12, 150, [&] {
@@ -341,7 +396,8 @@ TEST(BuildCase, EveryGapAndEveryOutputHoldsPoison) {
 
 // ---- data: padding rows, gate mixes, normalized q and k ----
 
-// Padding rows (index -1) carry upstream's pattern: k = v = beta = 0, pre-activated gate -1000.
+// Padding rows (index -1; a verify request whose initial slot is -1) carry upstream's pattern:
+// k = v = beta = 0, pre-activated gate -1000.
 TEST(BuildCase, PaddingRowsCarryTheUpstreamPattern) {
   const auto kernel = reference();
   const auto result = run_property(18, 200, [&] {
@@ -349,7 +405,7 @@ TEST(BuildCase, PaddingRowsCarryTheUpstreamPattern) {
     const Problem p = build_case(c);
     if (!c.padding_pattern || !p.state_indices) return;
     for (i64 n = 0; n < p.N; ++n) {
-      if (p.state_indices->integer_at(n) != -1) continue;
+      if ((p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n)) != -1) continue;
       RC_TAG("padding row");
       for (i64 t = p.first(n); t < p.first(n) + p.length(n); ++t) {
         const i64 b = p.row(n);
@@ -528,8 +584,10 @@ TEST(GenInvalidCase, CoversTheStrictRules) {
   std::vector<Rule> rules;
   ASSERT_NO_THROW(rules = breakable_rules(profile_strict()));
   const std::set<Rule> have(rules.begin(), rules.end());
+  // verify_fixed_tokens and scratch_indices_identity are rules of the fixed-form and FlashInfer profiles only.
   const std::set<Rule> unbreakable{Rule::index_overflow_32bit, Rule::head_dims_supported, Rule::state_layout,
-                                   Rule::state_source_supported};
+                                   Rule::state_source_supported, Rule::verify_fixed_tokens,
+                                   Rule::scratch_indices_identity};
   for (Rule r : all_rules()) EXPECT_EQ(have.count(r), 1 - unbreakable.count(r)) << name_of(r);
   EXPECT_EQ(breakable_rules(*reference()), rules);  // the reference takes every base
 }
