@@ -29,7 +29,8 @@ void describe_gate(std::ostream& s, const ProblemSpec& p) {
 }
 
 void describe_verify(std::ostream& s, const ProblemSpec& p) {
-  s << " L=" << p.L << " accepted=" << list(p.accepted) << ' ' << name_of(p.accepted_dtype);
+  s << " L=" << p.L;
+  if (p.state == StateSource::table) s << " accepted=" << list(p.accepted) << ' ' << name_of(p.accepted_dtype);
   if (p.state == StateSource::scratch)
     s << " scratch=" << (p.scratch_rows ? p.scratch_rows : static_cast<std::int64_t>(p.lengths.size())) << 'x'
       << (p.scratch_steps ? p.scratch_steps : p.L) << " rows=" << list(p.scratch_indices);

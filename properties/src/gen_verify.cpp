@@ -52,10 +52,11 @@ void place_verify(CaseSpec& c, const VerifyDraw& v, const PoolDraw& pool, bool a
   ProblemSpec& s = c.problem;
   const auto N = static_cast<i64>(s.lengths.size());
   const i64 L = s.L;
-  s.accepted.clear();
-  for (i64 n = 0; n < N; ++n) s.accepted.push_back(accepted_count(v.accepted[static_cast<std::size_t>(n) % v.accepted.size()], L));
-  s.accepted_dtype = v.accepted_i64 ? DType::i64 : DType::i32;
   const bool table = s.state == StateSource::table;
+  s.accepted.clear();
+  for (i64 n = 0; table && n < N; ++n)
+    s.accepted.push_back(accepted_count(v.accepted[static_cast<std::size_t>(n) % v.accepted.size()], L));
+  s.accepted_dtype = v.accepted_i64 ? DType::i64 : DType::i32;
   const i64 entries = table ? N * L : N;
   const std::vector<i64> order = place_pool_slots(s, pool, aligned, compact, entries);
   s.indices.assign(order.begin(), order.begin() + entries);

@@ -144,6 +144,9 @@ Snapshot::Snapshot(const Problem& p) {
   }
 }
 
+// slot_token_ of a slot a scratch-form request reads its committed state from.
+constexpr std::int64_t kCommitted = -2;
+
 // A verify call, read defensively (it may be rejected): the pool slots each request's table entries name
 // at its tokens, or its scratch row's steps; nothing of a padding request (initial slot -1) or one whose
 // entries cannot be read. The scratch form's pool is read only: its named slots are labelled, not marked.
@@ -157,7 +160,8 @@ void Snapshot::mark_verify(const Problem& p, std::vector<std::uint8_t>& pool_mas
     std::optional<std::int64_t> initial;
     if (!table) {
       initial = entry(*p.state_indices, n);
-      if (initial && *initial >= 0 && *initial < slots) slot_sequence_[static_cast<std::size_t>(*initial)] = n;
+      if (initial && *initial >= 0 && *initial < slots)
+        slot_sequence_[static_cast<std::size_t>(*initial)] = n, slot_token_[static_cast<std::size_t>(*initial)] = kCommitted;
     } else if (const auto a = entry(*p.num_accepted, n); a && *a >= 1 && *a <= p.L) {
       initial = entry(*p.state_indices, n, *a - 1);
     }
@@ -217,6 +221,8 @@ void label_gaps(Owners& owners, const Named& t, bool pool) {
 
 std::string slot_label(std::int64_t slot, std::int64_t sequence, std::int64_t token, bool python_minus_one) {
   std::string s = "slot " + std::to_string(slot);
+  if (sequence >= 0 && token == kCommitted)
+    return s + ", request " + std::to_string(sequence) + "'s committed state (read only in a scratch-form verify)";
   if (sequence >= 0 && token >= 0)
     return s + ", where request " + std::to_string(sequence) + " stores the state after its token " + std::to_string(token);
   if (sequence >= 0) return s + ", which sequence " + std::to_string(sequence) + "'s index names";

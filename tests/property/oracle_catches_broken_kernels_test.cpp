@@ -61,7 +61,9 @@ INSTANTIATE_TEST_SUITE_P(
                     Expectation{"initial_slot_off_by_one", initial_slot_off_by_one, "verify-initial-slot"},
                     Expectation{"initial_slot_off_by_one_values", initial_slot_off_by_one, "matches-reference"},
                     Expectation{"commits_during_verify", commits_during_verify, "verify-keeps-committed"},
-                    Expectation{"commits_during_verify_untouched", commits_during_verify, "untouched"}),
+                    Expectation{"commits_during_verify_untouched", commits_during_verify, "untouched"},
+                    Expectation{"initial_slot_off_by_one_serving", initial_slot_off_by_one, "serving-loop"},
+                    Expectation{"commits_during_verify_serving", commits_during_verify, "serving-loop"}),
     [](const testing::TestParamInfo<Expectation>& param) { return std::string(param.param.bug); });
 
 TEST(OracleSelfTest, TheUnbrokenDoubleIsClean) {
@@ -69,7 +71,7 @@ TEST(OracleSelfTest, TheUnbrokenDoubleIsClean) {
   BrokenKernel clean;
   clean.name_ = "unbroken";
   clean.capabilities_ = verifying();
-  for (const char* property : {"matches-reference", "untouched", "padding-rows", "verify-commit",
+  for (const char* property : {"matches-reference", "untouched", "padding-rows", "serving-loop", "verify-commit",
                                "verify-keeps-committed", "verify-initial-slot"})
     EXPECT_EQ(run_one(clean, property, 2026, {}, nullptr, 100).failed, 0) << property;
 }
