@@ -7,13 +7,16 @@ namespace kda::props {
 const std::vector<Property>& catalogue() {
   static const std::vector<Property> all{
       {"matches-reference",
-       "Outputs and final states (dense or in the pool), chunk and token states agree with the fp64 recurrent "
-       "reference under the tolerance policy: rel-RMS <= alpha x the precision-matched model's rel-RMS + the output "
+       "Outputs and final states (dense or in the pool), chunk and token states, and a verify call's state after every "
+       "token (in the pool slot or scratch step it names) agree with the fp64 recurrent reference under the tolerance "
+       "policy: rel-RMS <= alpha x the precision-matched model's rel-RMS + the output "
        "dtype's unit roundoff. NaN or Inf where the reference is finite always fails.",
        {}, check_matches_reference},
       {"untouched",
        "Every byte outside the region the call may write is bit-identical afterwards: inputs, gaps of strided views, "
-       "pool slots no active index names (padding rows included), gaps between pool slots, guard bands.",
+       "pool slots no active index names (padding rows included), gaps between pool slots, guard bands. A verify call "
+       "may write o and the slots its table entries name at its requests' tokens, or its scratch rows' steps: never "
+       "the committed pool of the scratch form.",
        {}, check_untouched},
       {"rejects-invalid",
        "A problem that breaks exactly one rule of the kernel's profile is rejected with that rule's code, and "
@@ -50,7 +53,10 @@ const std::vector<Property>& catalogue() {
        {}, check_gva_expansion},
       {"serving-loop",
        "A stateful run over a state pool (rapidcheck state commands): sequences are admitted into free slots, "
-       "prefilled, decoded in batches with -1 padding rows mixed in, freed and their slots reused. After every call "
+       "prefilled, decoded in batches with -1 padding rows mixed in, verified where the kernel takes a verify form (L "
+       "draft tokens from each committed state, some accepted and the rest rolled back: the table form's accepted "
+       "slot becomes the committed one, the scratch form's accepted step is copied into it on the host), freed and "
+       "their slots reused. After every call "
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
        "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
        {.pool = true}, check_serving_loop},
