@@ -150,7 +150,7 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   s.state = pick(sources, d.source);
   const bool states = !a.state_dtypes.empty(), verify = s.mode == Mode::verify;
   if (states) s.state_dtype = pick(a.state_dtypes, d.state_dtype);
-  if (verify) s.L = verify_length(d.verify);
+  if (verify) s.L = std::min(verify_length(d.verify), std::max<i64>(a.limits.max_tokens, 1));
   // A verify call stores its states in the pool or the scratch buffer: no state output of its own.
   s.final_state = states && s.state != StateSource::pool && !verify && n.final_state.value_or(d.final_state);
   s.chunk_states = a.chunk_states && !verify && n.chunk_states.value_or(d.chunk_states);
