@@ -30,9 +30,9 @@ void verify_categories(const CaseSpec& spec, const Problem& p, std::vector<std::
   }
   add(padding_request, "verify padding request");
   add(padding_entry, "verify -1 entry");
-  add(one, "accepted count 1");
-  add(all, "accepted count L");
-  add(between, "accepted count between 1 and L");
+  add(one, "accepted a = 1");
+  add(all, "accepted a = L");
+  add(between, "accepted 1 < a < L");
   add(table && spec.table_layout != TableLayout::compact, "strided index table");
   add(any_sequence(p, [&](auto len) { return len != p.L; }), "ragged verify");
   if (table) return;
@@ -40,7 +40,7 @@ void verify_categories(const CaseSpec& spec, const Problem& p, std::vector<std::
   for (std::int64_t n = 0; n < p.N; ++n) identity &= p.scratch_indices->integer_at(n) == n;
   add(identity, "identity row map");
   add(!identity, "other row map");
-  add(p.scratch_states->shape()[0] > p.N || p.scratch_states->shape()[1] > p.L, "scratch larger than the call");
+  add(p.scratch_states->shape()[0] > p.N || p.scratch_states->shape()[1] > p.L, "spare scratch rows/steps");
 }
 }  // namespace
 
@@ -100,10 +100,10 @@ std::vector<std::string> expected_categories(const Kernel& kernel) {
     add(!profile.enforces(Rule::state_pool_alignment), "misaligned pool");
   }
   if (has(cap.modes, Mode::verify) && has(cap.state_sources, StateSource::table))
-    e.insert(e.end(), {"verify (index table)", "accepted count 1", "accepted count L", "accepted count between 1 and L",
+    e.insert(e.end(), {"verify (index table)", "accepted a = 1", "accepted a = L", "accepted 1 < a < L",
                        "verify padding request", "verify -1 entry", "strided index table"});
   if (has(cap.modes, Mode::verify) && has(cap.state_sources, StateSource::scratch)) {
-    e.insert(e.end(), {"verify (scratch)", "identity row map", "scratch larger than the call"});
+    e.insert(e.end(), {"verify (scratch)", "identity row map", "spare scratch rows/steps"});
     add(!profile.enforces(Rule::scratch_indices_identity), "other row map");
   }
   add(cap.gate_in_kernel, "softplus gate");

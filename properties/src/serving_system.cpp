@@ -97,7 +97,8 @@ void ServingSystem::verify(StateSource form, i64 L, const std::vector<i64>& indi
   exact.state_pool = oracle_pool_;
   if (exact.scratch_states) exact.scratch_states = Tensor::zeros("oracle_scratch", DType::f64, exact.scratch_states->shape());
   judge(call, modelled, exact, what);
-  if (form != StateSource::scratch) return;  // the table form's accept is the next call's accepted count
+  // The table form needs no copy: the accepted token's slot is the committed one from now on (Verify::apply).
+  if (form != StateSource::scratch) return;
   // The engine's commit: the accepted token's state copied from each system's scratch into its pool.
   const Shape& shape = kernel_pool_.shape();
   for (i64 n = 0; n < call.N; ++n) {
