@@ -239,8 +239,10 @@ void check_serving_loop(CheckContext& context) {
     if (detail::has(allowed.sources, f)) forms.push_back(f);
   if (!forms.empty() && *detail::gen_bool(75)) verify = forms[static_cast<std::size_t>(*detail::gen_index(static_cast<int>(forms.size())))];
   const i64 slots = *detail::gen_uniform(2, verify ? 8 : 5);  // a verify table's draft slots need room
-  Slots initial{std::vector<Use>(static_cast<std::size_t>(slots), Use::free), supports(kernel, Mode::prefill),
-                supports(kernel, Mode::decode), spec.problem.varlen};
+  Slots initial;
+  initial.slots.assign(static_cast<std::size_t>(slots), Use::free);
+  initial.prefills = supports(kernel, Mode::prefill), initial.decodes = supports(kernel, Mode::decode);
+  initial.varlen = spec.problem.varlen;
   initial.verify = verify;
   initial.fixed_verify = allowed.profile.enforces(Rule::verify_fixed_tokens);
   ServingSystem sut(context, spec.problem, slots);

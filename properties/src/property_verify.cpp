@@ -109,7 +109,8 @@ void check_verify_commit(CheckContext& context) {
   run_or_fail(context.model, modelled, "the precision model's verify call", base);
   const ReferenceOutputs got = read_outputs(verified), model = read_outputs(modelled);
   const i64 per_state = base.HV * base.K * base.V, per_o = base.HV * base.V;
-  Gathered states{.size = per_state}, o{.size = per_o};
+  Gathered states, o;
+  states.size = per_state, o.size = per_o;
   for (i64 n = 0; n < base.N; ++n) {
     if (base.initial_slot(n) < 0 || base.length(n) == 0) continue;  // a padding request: nothing to commit
     const auto decoded = decode_steps(context.kernel, base, n, "the kernel");

@@ -213,11 +213,7 @@ void tag_case(const CaseSpec& c, const Problem& p) {
   if (s.chunk_states) RC_TAG("chunk_states");
   if (s.token_states) RC_TAG("token_states");
   if (!c.padding_pattern) RC_TAG("no padding pattern");
-  switch (s.state) {
-    case StateSource::none: RC_TAG("state none"); break;
-    case StateSource::dense: RC_TAG("state dense"); break;
-    case StateSource::pool: RC_TAG("state pool"); break;
-  }
+  RC_TAG("state " + std::string(name_of(s.state)));
   if (s.state != StateSource::none) RC_TAG("state " + std::string(name_of(s.state_dtype)));
   if (s.state == StateSource::pool) {
     if (s.pool_slot_stride > s.HV * s.K * s.V) RC_TAG("pool padded slot stride");
@@ -251,7 +247,8 @@ TEST(GenValidCase, EveryFeatureAppears) {
       "input f16", "input f64", "state layout VK", "state layout KV", "chunk 32", "chunk 64", "gate pre-activated",
       "gate lower bound", "gate softplus", "safe gate", "beta logits", "beta sigmoided", "neg eigval", "l2norm",
       "explicit scale", "cu_seqlens i32", "cu_seqlens i64", "final_state", "chunk_states", "token_states",
-      "no padding pattern", "state none", "state dense", "state pool", "state f32", "state bf16",
+      "no padding pattern", "state none", "state dense", "state pool", "state table", "state scratch", "state f32",
+      "state bf16",
       "pool padded slot stride", "pool offset", "pool -1 row", "pool extra slots", "pool permuted indices",
       "length 0", "length 1", "length 15", "length 16", "length 17", "length 63", "length 64", "length 65",
       "length > 65", "16+ sequences", "one sequence", "poison nan", "poison huge"};
