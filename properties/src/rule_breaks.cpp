@@ -25,6 +25,10 @@ RuleBreak::NeedsFn base_with(Needs needs) {
   return [needs](const Profile&) { return std::optional<Needs>(needs); };
 }
 std::optional<Needs> never(const Profile&) { return std::nullopt; }
+// A base with `needs` unless the profile enforces `unless`, which every break of the rule trips too.
+RuleBreak::NeedsFn base_with_unless(Needs needs, Rule unless) {
+  return [needs, unless](const Profile& p) { return p.enforces(unless) ? std::nullopt : std::optional<Needs>(needs); };
+}
 
 const std::vector<StateSource> pooled{StateSource::pool}, stateful{StateSource::dense, StateSource::pool};
 const std::vector<StateSource> table_form{StateSource::table}, scratch_form{StateSource::scratch},
@@ -536,8 +540,8 @@ const std::vector<RuleBreak>& rows() {
       {.rule = Rule::state_indices_distinct,
        .needs = base_with({.sources = pool_or_table, .min_sequences = 2}),
        .problem = break_indices_distinct},
-      {.rule = Rule::verify_tokens,  // a request one token longer than L
-       .needs = base_with({.sources = verifying}),
+      {.rule = Rule::verify_tokens,  // a request one token longer than L (not exactly L tokens either)
+       .needs = base_with_unless({.sources = verifying}, Rule::verify_fixed_tokens),
        .spec =
            [](ProblemSpec& s, Variant v, const Profile&) {
              if (s.varlen)
@@ -598,12 +602,12 @@ const std::vector<RuleBreak>& rows() {
       {.rule = Rule::scratch_indices_shape,
        .needs = base_with({.sources = scratch_form}),
        .problem = [](Problem& p, Variant v, const Profile&) { break_index_shape(*p.scratch_indices, v, false); }},
-      {.rule = Rule::scratch_indices_range,
-       .needs = base_with({.sources = scratch_form}),
+      {.rule = Rule::scratch_indices_range,  // (no longer an identity map either)
+       .needs = base_with_unless({.sources = scratch_form}, Rule::scratch_indices_identity),
        .problem =
            [](Problem& p, Variant v, const Profile&) { break_range(*p.scratch_indices, v, p.scratch_states->shape()[0]); }},
-      {.rule = Rule::scratch_indices_distinct,
-       .needs = base_with({.sources = scratch_form, .min_sequences = 2}),
+      {.rule = Rule::scratch_indices_distinct,  // (no longer an identity map either)
+       .needs = base_with_unless({.sources = scratch_form, .min_sequences = 2}, Rule::scratch_indices_identity),
        .problem = [](Problem& p, Variant v, const Profile&) { break_distinct(*p.scratch_indices, v, 0); }},
       {.rule = Rule::scratch_indices_identity,  // request n stores into row n + 1 (mod the rows): a valid map
        .needs = base_with({.sources = scratch_form, .min_sequences = 2}),

@@ -605,6 +605,36 @@ TEST(GenInvalidCase, StrictBreaksTripExactlyTheirRule) {
 
 // Under restricted profiles a break trips its rule; a second rule only where the profile's
 // parameters force it (see breakable_rules).
+// A profile of the fixed-form, identity-row-map verify kernels (every rule): each verify rule breaks
+// alone, and the rules those two make unbreakable alone (verify_tokens, scratch_indices_range and
+// _distinct) are not offered.
+TEST(GenInvalidCase, FixedFormIdentityVerifyBreaksItsRulesAlone) {
+  Profile profile = profile_strict();
+  profile.name = "fixed-form identity verify";
+  profile.rules.push_back(Rule::verify_fixed_tokens);
+  profile.rules.push_back(Rule::scratch_indices_identity);
+  Capabilities caps;
+  caps.modes.push_back(Mode::verify);
+  caps.state_sources.insert(caps.state_sources.end(), {StateSource::table, StateSource::scratch});
+  const FakeKernel kernel("fake-fixed-verify", caps, profile);
+  const auto rules = breakable_rules(kernel);
+  const std::set<Rule> have(rules.begin(), rules.end());
+  for (Rule r : {Rule::verify_tokens, Rule::scratch_indices_range, Rule::scratch_indices_distinct})
+    EXPECT_EQ(have.count(r), 0u) << name_of(r);
+  const std::set<Rule> verify_rules{Rule::verify_fixed_tokens, Rule::accepted_dtype, Rule::accepted_shape,
+                                    Rule::accepted_range, Rule::scratch_states_shape, Rule::scratch_steps,
+                                    Rule::scratch_indices_dtype, Rule::scratch_indices_shape,
+                                    Rule::scratch_indices_identity};
+  for (Rule rule : verify_rules) {
+    ASSERT_EQ(have.count(rule), 1u) << name_of(rule);
+    const auto result = run_property(400 + static_cast<std::uint64_t>(rule), 16, [&] {
+      const InvalidCase c = *gen_invalid_case(kernel, rule);
+      RC_ASSERT(distinct_rules(validate(c.build(), kernel.profile())) == std::set<Rule>{rule});
+    });
+    EXPECT_HOLDS(result) << name_of(rule);
+  }
+}
+
 TEST(GenInvalidCase, RestrictedProfilesBreakTheirRules) {
   for (const FakeKernel& kernel : {sglang_decode_kernel(), fla_chunk_kernel()}) {
     const auto rules = breakable_rules(kernel);
