@@ -617,6 +617,15 @@ TEST(GenInvalidCase, FixedFormIdentityVerifyBreaksItsRulesAlone) {
   caps.modes.push_back(Mode::verify);
   caps.state_sources.insert(caps.state_sources.end(), {StateSource::table, StateSource::scratch});
   const FakeKernel kernel("fake-fixed-verify", caps, profile);
+  // Its valid verify cases have exactly L tokens per request and identity row maps.
+  const auto valid = run_property(399, 150, [&] {
+    const CaseSpec spec = *gen_valid_case(kernel);
+    const Problem p = build_case(spec);
+    RC_ASSERT(validate(p, kernel.profile()).empty());
+    if (p.mode == Mode::verify) RC_TAG("verify");
+  });
+  EXPECT_HOLDS(valid);
+  EXPECT_GT(tag_counts(valid)["verify"], 0);
   const auto rules = breakable_rules(kernel);
   const std::set<Rule> have(rules.begin(), rules.end());
   for (Rule r : {Rule::verify_tokens, Rule::scratch_indices_range, Rule::scratch_indices_distinct})
