@@ -22,6 +22,12 @@ std::string inapplicable(const KernelNeeds& needs, const Kernel& kernel, const G
     return "the kernel takes no initial state (neither dense nor pooled)";
   if (needs.pool && lacks([](detail::Needs& n) { n.sources = {StateSource::pool}; }))
     return "the kernel takes no state pool";
+  if (needs.verify && lacks([](detail::Needs& n) { n.verify = true; }))
+    return "the kernel takes no verify call (neither the index-table nor the scratch form)";
+  if (needs.scratch && lacks([](detail::Needs& n) { n.sources = {StateSource::scratch}; }))
+    return "the kernel takes no scratch-form verify call";
+  if (needs.decode && !detail::feasible(allowed, {.mode = Mode::decode, .sources = {StateSource::pool}}))
+    return "the kernel runs no decode call with a state pool";
   if (needs.sequences > 1 && lacks([&](detail::Needs& n) { n.min_sequences = needs.sequences; }))
     return "a call holds at most " + std::to_string(limits.max_sequences) + " sequence(s) here, the property needs " +
            std::to_string(needs.sequences);
@@ -39,6 +45,9 @@ std::string describe(const KernelNeeds& needs) {
   add(needs.prefill, "prefill");
   add(needs.initial_state, "initial state");
   add(needs.both_layouts, "both layouts");
+  add(needs.verify && !needs.scratch, "verify");
+  add(needs.scratch, "scratch verify");
+  add(needs.decode, "decode with a pool");
   add(needs.sequences > 1, std::to_string(needs.sequences) + " sequences");
   return s.empty() ? "-" : s;
 }

@@ -59,10 +59,8 @@ void poison_buffers(Problem& p, Poison poison) {
     store_element(pattern, t.dtype(), 0, x);  // converted once, copied everywhere
     for (std::size_t at = 0; at + size <= t.buffer->size(); at += size) std::memcpy(t.buffer->data() + at, pattern, size);
   };
-  for (Tensor* t : {&p.q, &p.k, &p.v, &p.g, &p.beta, &p.o}) poison_buffer(*t);
-  for (auto* t : {&p.A_log, &p.dt_bias, &p.initial_state, &p.state_pool, &p.final_state, &p.chunk_states,
-                  &p.token_states})
-    if (*t) poison_buffer(**t);
+  for (const TensorField& f : tensor_fields())
+    if (Tensor* t = f.in(p)) poison_buffer(*t);
 }
 
 void normalize_qk(Problem& p) {
@@ -94,12 +92,58 @@ void apply_gate_mix(Problem& p, GateMix mix, std::uint64_t seed) {
 void apply_padding_pattern(Problem& p) {
   if (!p.state_indices) return;
   for (i64 n = 0; n < p.N; ++n) {
-    if (p.state_indices->integer_at(n) != -1) continue;
+    if ((p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n)) != -1) continue;
     const i64 b = p.row(n), first = p.first(n), length = p.length(n);
     fill_tokens(p.k, b, first, length, 0.0);
     fill_tokens(p.v, b, first, length, 0.0);
     fill_tokens(p.beta, b, first, length, 0.0);
     if (!p.options.gate_in_kernel) fill_tokens(p.g, b, first, length, -1000.0);
+  }
+}
+
+namespace {
+
+// The slots live requests start from (a verify problem built by make_problem: readable indices).
+std::vector<char> initial_slots(const Problem& p) {
+  std::vector<char> read(static_cast<std::size_t>(p.state_pool->shape()[0]), 0);
+  for (i64 n = 0; n < p.N; ++n)
+    if (const i64 slot = p.initial_slot(n); slot >= 0) read[static_cast<std::size_t>(slot)] = 1;
+  return read;
+}
+
+}  // namespace
+
+void apply_table_layout(Problem& p, const CaseSpec& spec) {
+  if (!p.num_accepted || spec.table_layout == TableLayout::compact) return;
+  const Tensor compact = *p.state_indices;
+  const std::vector<char> read = initial_slots(p);
+  i64 spare = 0;  // a slot no entry names: make_problem's pools have N x L + 1 slots or more
+  std::vector<char> named(read.size(), 0);
+  for (i64 n = 0; n < p.N; ++n)
+    for (i64 t = 0; t < p.L; ++t)
+      if (const i64 x = compact.integer_at(n, t); x >= 0) named[static_cast<std::size_t>(x)] = 1;
+  while (spare < static_cast<i64>(named.size()) && named[static_cast<std::size_t>(spare)]) ++spare;
+  const i64 N = p.N, L = p.L, pad = spec.pad;
+  const View view = spec.table_layout == TableLayout::transposed ? View{DType::i32, {N, L}, {1, N}, 0}
+                                                                   : View{DType::i32, {N, L}, {L + pad, 1}, pad};
+  Tensor table = Tensor::with_view("state_indices", view);
+  const auto elements = static_cast<i64>(table.buffer->size() / size_of(DType::i32));
+  for (i64 e = 0; e < elements; ++e) store_element(table.buffer->data(), DType::i32, e, static_cast<double>(spare));
+  for (i64 n = 0; n < N; ++n)
+    for (i64 t = 0; t < L; ++t) table.set_integer(n, t, compact.integer_at(n, t));
+  p.state_indices = table;
+}
+
+void poison_unread_slots(Problem& p, Poison poison) {
+  if (p.mode != Mode::verify || !p.state_pool) return;
+  const std::vector<char> read = initial_slots(p);
+  Tensor& pool = *p.state_pool;
+  const double x = value_of(poison);
+  for (i64 slot = 0; slot < pool.shape()[0]; ++slot) {
+    if (read[static_cast<std::size_t>(slot)]) continue;
+    for_each_index(Shape(pool.shape().begin() + 1, pool.shape().end()), [&](std::span<const i64> idx) {
+      pool.set({slot, idx[0], idx[1], idx[2]}, x);
+    });
   }
 }
 

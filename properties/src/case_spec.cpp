@@ -28,11 +28,20 @@ void describe_gate(std::ostream& s, const ProblemSpec& p) {
   s << (p.with_A_log ? " A_log" : "") << (p.with_dt_bias ? " dt_bias" : "");
 }
 
+void describe_verify(std::ostream& s, const ProblemSpec& p) {
+  s << " L=" << p.L;
+  if (p.state == StateSource::table) s << " accepted=" << list(p.accepted) << ' ' << name_of(p.accepted_dtype);
+  if (p.state == StateSource::scratch)
+    s << " scratch=" << (p.scratch_rows ? p.scratch_rows : static_cast<std::int64_t>(p.lengths.size())) << 'x'
+      << (p.scratch_steps ? p.scratch_steps : p.L) << " rows=" << list(p.scratch_indices);
+}
+
 void describe_states(std::ostream& s, const ProblemSpec& p) {
   s << " | state=" << name_of(p.state);
   if (p.state != StateSource::none || p.final_state || p.chunk_states || p.token_states)
     s << ' ' << name_of(p.state_dtype) << ' ' << name_of(p.options.state_layout);
-  if (p.state == StateSource::pool)
+  if (is_verify_source(p.state)) describe_verify(s, p);
+  if (p.state == StateSource::pool || is_verify_source(p.state))
     s << " slots=" << p.pool_slots << " stride=" << p.pool_slot_stride << " offset=" << p.pool_offset
       << " indices=" << list(p.indices);
   s << (p.state != StateSource::pool && p.final_state ? " final_state" : "") << (p.chunk_states ? " chunk_states" : "")
@@ -56,7 +65,8 @@ std::string CaseSpec::describe() const {
   s << (o.beta_from_logits ? " beta=logits" : " beta=sigmoided") << (o.allow_neg_eigval ? " neg_eigval" : "");
   describe_gate(s, p);
   s << " | layout=" << name_of(layout) << " o=" << name_of(output_layout) << " pad=" << pad
-    << " poison=" << name_of(poison) << " gates=" << name_of(gates) << (padding_pattern ? " padding_pattern" : "")
+    << " poison=" << name_of(poison) << (p.state == StateSource::table ? " table=" : "")
+    << (p.state == StateSource::table ? name_of(table_layout) : "") << " gates=" << name_of(gates) << (padding_pattern ? " padding_pattern" : "")
     << " seed=" << data_seed;
   return s.str();
 }
@@ -74,6 +84,15 @@ std::string_view name_of(InputLayout layout) {
     case InputLayout::padded_head_stride: return "padded_head_stride";
     case InputLayout::fused_qkv: return "fused_qkv";
     case InputLayout::permuted: return "permuted";
+  }
+  return "?";
+}
+
+std::string_view name_of(TableLayout layout) {
+  switch (layout) {
+    case TableLayout::compact: return "compact";
+    case TableLayout::transposed: return "transposed";
+    case TableLayout::padded_rows: return "padded_rows";
   }
   return "?";
 }

@@ -7,13 +7,16 @@ namespace kda::props {
 const std::vector<Property>& catalogue() {
   static const std::vector<Property> all{
       {"matches-reference",
-       "Outputs and final states (dense or in the pool), chunk and token states agree with the fp64 recurrent "
-       "reference under the tolerance policy: rel-RMS <= alpha x the precision-matched model's rel-RMS + the output "
+       "Outputs and final states (dense or in the pool), chunk and token states, and a verify call's state after every "
+       "token (in the pool slot or scratch step it names) agree with the fp64 recurrent reference under the tolerance "
+       "policy: rel-RMS <= alpha x the precision-matched model's rel-RMS + the output "
        "dtype's unit roundoff. NaN or Inf where the reference is finite always fails.",
        {}, check_matches_reference},
       {"untouched",
        "Every byte outside the region the call may write is bit-identical afterwards: inputs, gaps of strided views, "
-       "pool slots no active index names (padding rows included), gaps between pool slots, guard bands.",
+       "pool slots no active index names (padding rows included), gaps between pool slots, guard bands. A verify call "
+       "may write o and the slots its table entries name at its requests' tokens, or its scratch rows' steps: never "
+       "the committed pool of the scratch form.",
        {}, check_untouched},
       {"rejects-invalid",
        "A problem that breaks exactly one rule of the kernel's profile is rejected with that rule's code, and "
@@ -21,7 +24,9 @@ const std::vector<Property>& catalogue() {
        {}, check_rejects_invalid},
       {"padding-rows",
        "Sequences whose state index is -1 (filled with upstream's padding pattern: gate -1000, k = v = beta = 0) get "
-       "zero output rows and leave their pool slot and every other byte untouched.",
+       "zero output rows and leave their pool slot and every other byte untouched. Verify calls too: a request whose "
+       "initial slot is -1 (a table row of -1 entries, or a -1 index in the scratch form) gets zero output and writes "
+       "no slot and no scratch row.",
        {.pool = true}, check_padding_rows},
       {"causality",
        "Changing any input at token t of a sequence changes no output before t, and nothing in other sequences, "
@@ -48,10 +53,29 @@ const std::vector<Property>& catalogue() {
        {}, check_gva_expansion},
       {"serving-loop",
        "A stateful run over a state pool (rapidcheck state commands): sequences are admitted into free slots, "
-       "prefilled, decoded in batches with -1 padding rows mixed in, freed and their slots reused. After every call "
+       "prefilled, decoded in batches with -1 padding rows mixed in, verified where the kernel takes a verify form (L "
+       "draft tokens from each committed state, some accepted and the rest rolled back: the table form's accepted "
+       "slot becomes the committed one, the scratch form's accepted step is copied into it on the host), freed and "
+       "their slots reused. After every call "
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
        "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
        {.pool = true}, check_serving_loop},
+      {"verify-commit",
+       "Speculative decoding: verifying L draft tokens and taking the state after a accepted tokens (where the call "
+       "stores it: the pool slot state_indices[n, a-1] of the table form, scratch_states[row, a-1] of the scratch "
+       "form) equals a single-token decode steps from the same committed state, for every a, and so do the outputs "
+       "o of those tokens. Bound: alpha x the precision model's verify-vs-decode disagreement + the unit roundoffs of "
+       "the tensor's and the state's dtypes (each decode step rounds the carried state).",
+       {.verify = true, .decode = true}, check_verify_commit},
+      {"verify-keeps-committed",
+       "A scratch-form verify reads the committed pool and writes the state after every token to the scratch buffer: "
+       "every byte of the pool's buffer (slots, gaps, guard bands) is bit-identical afterwards.",
+       {.verify = true, .scratch = true}, check_verify_keeps_committed},
+      {"verify-initial-slot",
+       "A verify request starts from exactly the slot its accepted count (table form) or index (scratch form) names: "
+       "every other pool slot holds poison in the drawn case, and rerunning with those slots refilled with finite "
+       "values gives bit-identical o and stored states.",
+       {.verify = true}, check_verify_initial_slot},
   };
   return all;
 }

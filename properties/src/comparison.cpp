@@ -23,6 +23,11 @@ std::vector<char> padding_leads(const Problem& p, std::string_view tensor, const
     for (std::int64_t n = 0; n < p.N; ++n) padding.push_back(!written[count(n)]);
   } else if (tensor == "chunk_states") {
     for (std::int64_t n = 0; n < p.N; ++n) padding.insert(padding.end(), count(p.chunks(n)), !written[count(n)]);
+  } else if (p.mode == Mode::verify) {  // state_pool or scratch_states, gathered per token [B,T]
+    padding.assign(count(p.B * p.T), 1);  // tokens of no request: nothing stored, not compared
+    for (std::int64_t n = 0; n < p.N; ++n)
+      for (std::int64_t t = 0; t < p.length(n) && written[count(n)]; ++t)
+        padding[count(p.row(n) * p.T + p.first(n) + t)] = p.token_slot(n, t) < 0;
   } else {  // token_states, [B,T]
     padding.assign(count(p.B * p.T), 0);
     for (std::int64_t n = 0; n < p.N; ++n)
@@ -105,6 +110,11 @@ Verdict compare(const Problem& p, const ReferenceOutputs& kernel, const Referenc
     verdict.tensors.push_back(judge(p, name, dtype, kernel.*member, oracle.*member, model.*member,
                                     padding_leads(p, name, oracle.written), policy));
   };
+  if (p.mode == Mode::verify) {  // the state after every token, judged where the form stores it
+    const Tensor& stored = p.scratch_states ? *p.scratch_states : *p.state_pool;
+    state(p.scratch_states ? "scratch_states" : "state_pool", stored.dtype(), &ReferenceOutputs::token_states);
+    return verdict;
+  }
   if (p.final_state || p.state_pool)
     state("final_state", (p.final_state ? *p.final_state : *p.state_pool).dtype(), &ReferenceOutputs::final_state);
   if (p.chunk_states) state("chunk_states", p.chunk_states->dtype(), &ReferenceOutputs::chunk_states);

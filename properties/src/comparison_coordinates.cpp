@@ -56,6 +56,10 @@ Coordinates locate(const Problem& p, std::string_view tensor, std::int64_t eleme
       }
   } else if (tensor == "token_states") {
     std::tie(c.sequence, c.token) = sequence_of(p, lead / p.T, lead % p.T);
+  } else if (tensor == "state_pool" || tensor == "scratch_states") {  // a verify call's state after a token
+    std::tie(c.sequence, c.token) = sequence_of(p, lead / p.T, lead % p.T);
+    if (c.sequence >= 0) c.slot = p.token_slot(c.sequence, c.token);
+    c.request = true;
   } else {
     throw std::invalid_argument("locate: no output tensor named '" + c.tensor + "'");
   }
@@ -64,6 +68,15 @@ Coordinates locate(const Problem& p, std::string_view tensor, std::int64_t eleme
 
 std::string Coordinates::describe() const {
   std::ostringstream s;
+  if (request) {  // "state_pool slot 7 (request 1 token 2)", "scratch_states[3, 2] (request 1 token 2)"
+    s << tensor;
+    if (tensor == "scratch_states") s << '[' << slot << ", " << token << ']';
+    else s << " slot " << slot;
+    s << " (request " << sequence << " token " << token << ") head " << head;
+    const bool vk = layout == StateLayout::vk;
+    s << " row " << row << " column " << column << " of " << (vk ? "[V,K]" : "[K,V]");
+    return s.str();
+  }
   if (chunk >= 0) s << "chunk " << chunk << " (sequence " << sequence << ", from token " << token << ")";
   else if (sequence < 0 && token >= 0) s << "token " << token << " (outside every sequence)";
   else if (sequence >= 0) s << "sequence " << sequence;

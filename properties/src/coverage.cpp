@@ -12,6 +12,36 @@ bool any_sequence(const Problem& p, auto&& pred) {
     if (pred(p.length(n))) return true;
   return false;
 }
+
+// A verify call's form, accepted-count edges, -1 entries, table layout and scratch row map.
+void verify_categories(const CaseSpec& spec, const Problem& p, std::vector<std::string>& c) {
+  auto add = [&](bool when, const char* name) {
+    if (when) c.emplace_back(name);
+  };
+  const bool table = p.num_accepted.has_value();
+  c.emplace_back(table ? "verify (index table)" : "verify (scratch)");
+  bool padding_request = false, padding_entry = false, one = false, all = false, between = false;
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    padding_request |= p.initial_slot(n) == -1;
+    for (std::int64_t t = 0; t < p.length(n); ++t) padding_entry |= p.initial_slot(n) != -1 && p.token_slot(n, t) == -1;
+    if (!table) continue;
+    const std::int64_t a = p.num_accepted->integer_at(n);
+    one |= a == 1, all |= a == p.L && p.L > 1, between |= 1 < a && a < p.L;
+  }
+  add(padding_request, "verify padding request");
+  add(padding_entry, "verify -1 entry");
+  add(one, "accepted a = 1");
+  add(all, "accepted a = L");
+  add(between, "accepted 1 < a < L");
+  add(table && spec.table_layout != TableLayout::compact, "strided index table");
+  add(any_sequence(p, [&](auto len) { return len != p.L; }), "ragged verify");
+  if (table) return;
+  bool identity = true;
+  for (std::int64_t n = 0; n < p.N; ++n) identity &= p.scratch_indices->integer_at(n) == n;
+  add(identity, "identity row map");
+  add(!identity, "other row map");
+  add(p.scratch_states->shape()[0] > p.N || p.scratch_states->shape()[1] > p.L, "spare scratch rows/steps");
+}
 }  // namespace
 
 std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
@@ -26,6 +56,7 @@ std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
   add(any_sequence(p, [&](auto L) { return L > chunk && L % chunk != 0; }), "partial last chunk");
   add(p.N > 1, "several sequences");
   add(p.mode == Mode::decode, "decode");
+  if (p.mode == Mode::verify) verify_categories(spec, p, c);
   add(p.HV > p.H, "GVA");
   add(spec.layout != InputLayout::contiguous, "strided inputs");
   add(p.options.state_layout == StateLayout::kv, "[K,V] state layout");
@@ -39,7 +70,7 @@ std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
     add(pool.offset != 0, "pool base offset");
     add(pool.byte_offset() % 32 != 0 || pool.strides[0] % 16 != 0, "misaligned pool");
     bool padding = false;
-    for (std::int64_t n = 0; n < p.N; ++n) padding |= p.state_indices->integer_at(n) == -1;
+    for (std::int64_t n = 0; n < p.N && p.mode != Mode::verify; ++n) padding |= p.state_indices->integer_at(n) == -1;
     add(padding, "padding rows");
   }
   if (p.options.gate_in_kernel)
@@ -67,6 +98,13 @@ std::vector<std::string> expected_categories(const Kernel& kernel) {
   if (has(cap.state_sources, StateSource::pool)) {
     e.insert(e.end(), {"state pool", "padded pool slot stride", "pool base offset", "padding rows"});
     add(!profile.enforces(Rule::state_pool_alignment), "misaligned pool");
+  }
+  if (has(cap.modes, Mode::verify) && has(cap.state_sources, StateSource::table))
+    e.insert(e.end(), {"verify (index table)", "accepted a = 1", "accepted a = L", "accepted 1 < a < L",
+                       "verify padding request", "verify -1 entry", "strided index table"});
+  if (has(cap.modes, Mode::verify) && has(cap.state_sources, StateSource::scratch)) {
+    e.insert(e.end(), {"verify (scratch)", "identity row map", "spare scratch rows/steps"});
+    add(!profile.enforces(Rule::scratch_indices_identity), "other row map");
   }
   add(cap.gate_in_kernel, "softplus gate");
   add(cap.gate_in_kernel, "lower-bound gate");

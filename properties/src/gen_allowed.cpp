@@ -74,12 +74,21 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
   const std::vector<StateLayout> required =
       prof.state_layout && prof.enforces(Rule::state_layout) ? std::vector{*prof.state_layout} : layouts;
   a.layouts = common(layouts, {&caps.layouts, &required});
-  const std::vector<StateSource> sources{StateSource::none, StateSource::dense, StateSource::pool};
+  const std::vector<StateSource> sources{StateSource::none, StateSource::dense, StateSource::pool, StateSource::table,
+                                         StateSource::scratch};
   a.sources = common(sources, {&caps.state_sources, if_enforced(prof, Rule::state_source_supported, prof.state_sources)});
+  if (a.state_dtypes.empty()) {  // no state tensor at all: no initial state, no state outputs
+    std::erase_if(a.sources, [](StateSource s) { return s != StateSource::none; });
+    a.chunk_states = a.token_states = false;
+  }
 
-  // Decode needs no chunk size of the kernel's; the contract's default (64) is taken there.
-  for (Mode m : {Mode::prefill, Mode::decode})
-    if (has(caps.modes, m) && (m == Mode::decode || !a.chunk_sizes.empty())) a.modes.push_back(m);
+  // Decode and verify need no chunk size of the kernel's; the contract's default (64) is taken there.
+  // Verify only with a verify form to take its states from.
+  const bool verify_form = std::any_of(a.sources.begin(), a.sources.end(), is_verify_source);
+  for (Mode m : {Mode::prefill, Mode::decode, Mode::verify})
+    if (has(caps.modes, m) && (m != Mode::prefill || !a.chunk_sizes.empty()) && (m != Mode::verify || verify_form))
+      a.modes.push_back(m);
+  if (!has(a.modes, Mode::verify)) std::erase_if(a.sources, is_verify_source);
   if (a.chunk_sizes.empty()) a.chunk_sizes.push_back(64);
 
   require(limits.max_sequences >= 1 && limits.max_tokens >= 1 && limits.max_heads >= 1 && limits.max_work >= 1,
@@ -90,11 +99,6 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
   require(!a.key_dims.empty(), kernel, "key head dim");
   require(!a.value_dims.empty(), kernel, "value head dim");
   require(!a.layouts.empty(), kernel, "state layout");
-  require(!a.sources.empty(), kernel, "state source");
-  if (a.state_dtypes.empty()) {  // no state tensor at all: no initial state, no state outputs
-    std::erase_if(a.sources, [](StateSource s) { return s != StateSource::none; });
-    a.chunk_states = a.token_states = false;
-  }
   require(!a.sources.empty(), kernel, "state source with a state dtype");
   return a;
 }
@@ -107,14 +111,31 @@ std::vector<StateSource> sources_for(const Allowed& a, const Needs& n) {
   return out;
 }
 
+std::vector<StateSource> sources_for(const Allowed& a, const Needs& n, Mode mode) {
+  // A verify call has no state output of its own: needing one rules the verify forms out.
+  const bool verify = mode == Mode::verify;
+  if (verify && (n.final_state.value_or(false) || n.chunk_states.value_or(false) || n.token_states.value_or(false)))
+    return {};
+  std::vector<StateSource> out = sources_for(a, n);
+  std::erase_if(out, [&](StateSource s) { return is_verify_source(s) != verify; });
+  return out;
+}
+
+std::vector<Mode> modes_for(const Allowed& a, const Needs& n) {
+  std::vector<Mode> out;
+  for (Mode m : a.modes)
+    if ((!n.mode || m == *n.mode) && (!n.verify || (m == Mode::verify) == *n.verify) && !sources_for(a, n, m).empty())
+      out.push_back(m);
+  return out;
+}
+
 bool feasible(const Allowed& a, const Needs& n) {
-  if (n.mode && !has(a.modes, *n.mode)) return false;
   if (n.varlen.value_or(false) && !a.varlen) return false;
   if (n.chunk_states.value_or(false) && !a.chunk_states) return false;
   if (n.token_states.value_or(false) && !a.token_states) return false;
   if (n.gate_in_kernel && !a.gate_in_kernel) return false;
   if (n.final_state.value_or(false) && a.state_dtypes.empty()) return false;
-  return !sources_for(a, n).empty() && n.min_sequences <= a.limits.max_sequences;
+  return !modes_for(a, n).empty() && n.min_sequences <= a.limits.max_sequences;
 }
 
 }  // namespace kda::props::detail

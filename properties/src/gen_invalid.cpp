@@ -11,7 +11,13 @@ namespace kda::props::detail {
 std::optional<Needs> needs_for(Rule rule, const Profile& profile) {
   const RuleBreak& row = rule_break(rule);  // first: a rule without a row fails under every profile
   if (!profile.enforces(rule)) return std::nullopt;
-  return row.needs(profile);
+  std::optional<Needs> needs = row.needs(profile);
+  // A verify base only for the rows that ask for one (a verify mode or form): the other breaks change
+  // one-index-per-sequence pools and dense states, which a verify call does not have.
+  if (needs && !needs->verify)
+    needs->verify = needs->mode == Mode::verify ||
+                    std::any_of(needs->sources.begin(), needs->sources.end(), is_verify_source);
+  return needs;
 }
 
 }  // namespace kda::props::detail

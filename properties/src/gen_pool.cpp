@@ -46,20 +46,24 @@ rc::Gen<PoolDraw> gen_pool_draw() {
       rc::gen::set(&PoolDraw::padding_rows, rc::gen::resize(3, rc::gen::container<std::vector<i64>>(gen_uniform(0, 63)))));
 }
 
-void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact) {
-  const auto N = static_cast<i64>(spec.lengths.size());
-  const i64 slots = N + 1 + draw.extra_slots;
+std::vector<i64> place_pool_slots(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, i64 entries) {
+  const i64 slots = entries + 1 + draw.extra_slots;
   const auto element = static_cast<i64>(size_of(spec.state_dtype));
   i64 stride = compact_slot_stride(spec) + (compact ? 0 : draw.stride_pad);
   i64 offset = draw.offset;
   if (aligned) stride = round_up(stride, 16), offset = round_up(offset * element, 32) / element;
-  const std::vector<i64> order = slot_order(slots, draw.permutation);
-  spec.indices.assign(order.begin(), order.begin() + N);
-  for (i64 row : draw.padding_rows)
-    if (N > 0) spec.indices[static_cast<std::size_t>(row % N)] = -1;
   spec.pool_slots = slots;
   spec.pool_slot_stride = stride;
   spec.pool_offset = offset;
+  return slot_order(slots, draw.permutation);
+}
+
+void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact) {
+  const auto N = static_cast<i64>(spec.lengths.size());
+  const std::vector<i64> order = place_pool_slots(spec, draw, aligned, compact, N);
+  spec.indices.assign(order.begin(), order.begin() + N);
+  for (i64 row : draw.padding_rows)
+    if (N > 0) spec.indices[static_cast<std::size_t>(row % N)] = -1;
 }
 
 void set_head_dims(ProblemSpec& spec, i64 K, i64 V) {

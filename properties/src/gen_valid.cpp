@@ -27,6 +27,7 @@ struct Draw {
   bool gate_in_kernel = false, lower_bound_form = false, safe_gate = false, A_log = false, dt_bias = false;
   int lower_bound = 0;
   PoolDraw pool;
+  VerifyDraw verify;
   int layout = 0, output_layout = 0;
   i64 pad = 1;
   int poison = 0, gates = 0;
@@ -68,6 +69,7 @@ rc::Gen<Draw> gen_draw(const Allowed& a) {
       set(&Draw::explicit_scale, gen_bool(20)), set(&Draw::gate_in_kernel, gen_bool(50)),
       set(&Draw::lower_bound_form, gen_bool(50)), set(&Draw::safe_gate, gen_bool(50)), set(&Draw::A_log, gen_bool(80)),
       set(&Draw::dt_bias, gen_bool(70)), set(&Draw::lower_bound, gen_index(2)), set(&Draw::pool, gen_pool_draw()),
+      set(&Draw::verify, gen_verify_draw()),
       set(&Draw::layout, gen_index(5)), set(&Draw::output_layout, gen_index(4)), set(&Draw::pad, gen_uniform(1, 8)),
       set(&Draw::poison, gen_index(2)), set(&Draw::gates, gen_index(5)),
       set(&Draw::padding_pattern, rc::gen::map(gen_bool(25), [](bool plain) { return !plain; })),
@@ -81,12 +83,13 @@ constexpr i64 kStateCost = 8;
 
 Budget budget_for(const ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
   const i64 per_state = std::max<i64>(1, s.HV * std::max(s.K, n.budget_key_dim) * s.V);
-  const bool pool = s.state == StateSource::pool;
+  const bool verify = is_verify_source(s.state);  // a pool slot or a scratch step per token
+  const bool pool = s.state == StateSource::pool || verify;
   const i64 spare_slots = pool ? 1 + d.pool.extra_slots : 0;
   Budget b;
   b.tokens = a.limits.max_tokens, b.sequences = a.limits.max_sequences;
   b.work = std::max<i64>(0, a.limits.max_work / per_state - kStateCost * spare_slots);
-  b.per_token = 1 + (s.token_states ? kStateCost : 0);
+  b.per_token = 1 + (s.token_states || verify ? kStateCost : 0);
   b.per_sequence = kStateCost * ((s.state != StateSource::none) + s.final_state + s.chunk_states);
   return b;
 }
@@ -96,7 +99,15 @@ void set_lengths(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n
   const Budget b = budget_for(s, d, a, n);
   const i64 drawn = static_cast<i64>(d.lengths.size());
   const i64 per_row = b.per_sequence + b.per_token;  // a sequence of one token
-  if (s.mode == Mode::decode) {
+  if (s.mode == Mode::verify) {  // N requests of L tokens (ragged: 0..L each, table form only)
+    const i64 L = s.L;
+    const i64 N = std::max({std::min({drawn, b.sequences, b.tokens / L, b.work / (b.per_sequence + L * b.per_token)}),
+                            i64{n.min_sequences}, i64{1}});
+    s.lengths.assign(static_cast<std::size_t>(N), L);
+    const bool ragged = d.verify.ragged && s.varlen && s.state == StateSource::table &&
+                        !a.profile.enforces(Rule::verify_fixed_tokens);
+    for (std::size_t i = 0; ragged && i < d.lengths.size() && i < s.lengths.size(); ++i) s.lengths[i] = d.lengths[i] % (L + 1);
+  } else if (s.mode == Mode::decode) {
     const i64 N = std::min({drawn, b.sequences, b.tokens, b.work / per_row});
     s.lengths.assign(static_cast<std::size_t>(std::max({N, i64{n.min_sequences}, n.min_tokens, i64{1}})), 1);
   } else if (!s.varlen) {
@@ -127,7 +138,7 @@ void set_gate_options(ProblemSpec& s, const Draw& d, const Allowed& a, const Nee
 CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   CaseSpec c;
   ProblemSpec& s = c.problem;
-  s.mode = n.mode.value_or(pick(a.modes, d.mode));
+  s.mode = pick(modes_for(a, n), d.mode);
   s.varlen = a.varlen && n.varlen.value_or(!d.batched);
   s.cu_seqlens_dtype = d.cu_seqlens_i64 ? DType::i64 : DType::i32;
   const int ratio = pick(a.gva_ratios, d.gva_ratio);
@@ -135,13 +146,15 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   s.K = pick(a.key_dims, d.key_dim), s.V = pick(a.value_dims, d.value_dim);
   s.input_dtype = pick(a.input_dtypes, d.input_dtype), s.output_dtype = pick(a.output_dtypes, d.output_dtype);
 
-  const std::vector<StateSource> sources = sources_for(a, n);
+  const std::vector<StateSource> sources = sources_for(a, n, s.mode);
   s.state = pick(sources, d.source);
-  const bool states = !a.state_dtypes.empty();
+  const bool states = !a.state_dtypes.empty(), verify = s.mode == Mode::verify;
   if (states) s.state_dtype = pick(a.state_dtypes, d.state_dtype);
-  s.final_state = states && s.state != StateSource::pool && n.final_state.value_or(d.final_state);
-  s.chunk_states = a.chunk_states && n.chunk_states.value_or(d.chunk_states);
-  s.token_states = a.token_states && n.token_states.value_or(d.token_states);
+  if (verify) s.L = std::min(verify_length(d.verify), std::max<i64>(a.limits.max_tokens, 1));
+  // A verify call stores its states in the pool or the scratch buffer: no state output of its own.
+  s.final_state = states && s.state != StateSource::pool && !verify && n.final_state.value_or(d.final_state);
+  s.chunk_states = a.chunk_states && !verify && n.chunk_states.value_or(d.chunk_states);
+  s.token_states = a.token_states && !verify && n.token_states.value_or(d.token_states);
 
   Options& o = s.options;
   o.state_layout = pick(a.layouts, d.state_layout);
@@ -153,8 +166,10 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   set_gate_options(s, d, a, n);
 
   set_lengths(s, d, a, n);
-  if (s.state == StateSource::pool)
-    place_pool(s, d.pool, a.profile.enforces(Rule::state_pool_alignment), !a.strided);
+  const bool aligned = a.profile.enforces(Rule::state_pool_alignment);
+  if (s.state == StateSource::pool) place_pool(s, d.pool, aligned, !a.strided);
+  if (verify)
+    place_verify(c, d.verify, d.pool, aligned, !a.strided, a.profile.enforces(Rule::scratch_indices_identity));
 
   c.layout = a.strided ? kInputLayouts[d.layout] : InputLayout::contiguous;
   c.output_layout = a.strided ? kOutputLayouts[d.output_layout] : InputLayout::contiguous;

@@ -49,7 +49,7 @@ struct Allowed {
   std::vector<int> gva_ratios;  // HV / H, each <= max_heads
   std::vector<int> chunk_sizes;
   std::vector<StateLayout> layouts;
-  std::vector<StateSource> sources;
+  std::vector<StateSource> sources;  // the verify forms (table, scratch) only where Mode::verify is allowed
   bool gate_in_kernel = true, l2norm = true, beta_logits = true;
   bool chunk_states = true, token_states = true, strided = true;
 };
@@ -58,6 +58,7 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits);  // throws s
 // What a base case must have so that a rule can be broken on it alone.
 struct Needs {
   std::optional<Mode> mode{};
+  std::optional<bool> verify{};  // true: a verify call (Mode::verify); false: never one; unset: either
   std::optional<bool> varlen{};
   std::vector<StateSource> sources{};  // empty: any
   std::optional<bool> final_state{}, chunk_states{}, token_states{};
@@ -68,6 +69,10 @@ struct Needs {
 };
 // The allowed state sources a base with these needs may use (final_state rules out a pool).
 std::vector<StateSource> sources_for(const Allowed& allowed, const Needs& needs);
+// Those of them a call in `mode` takes: the verify forms in verify mode, the others elsewhere.
+std::vector<StateSource> sources_for(const Allowed& allowed, const Needs& needs, Mode mode);
+// The allowed modes a base with these needs may be drawn in (each with a state source it takes).
+std::vector<Mode> modes_for(const Allowed& allowed, const Needs& needs);
 bool feasible(const Allowed& allowed, const Needs& needs);
 
 // ---- the case generator (gen_valid.cpp) ----
@@ -87,6 +92,28 @@ rc::Gen<PoolDraw> gen_pool_draw();
 // Sets the spec's pool slots, slot stride, base offset and indices; `aligned` rounds the stride up to
 // a multiple of 16 elements and the base to a multiple of 32 bytes, `compact` keeps the stride compact.
 void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact);
+// The same geometry for `entries` live indices (a verify table has N x L); returns the slot order whose
+// first `entries` slots the indices take (the others are spare).
+std::vector<i64> place_pool_slots(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, i64 entries);
+// A verify call's draws (gen_verify.cpp): L, the lengths' form, the accepted counts, the index table's
+// layout and padding entries, the scratch buffer's extra rows and steps and its row map.
+struct VerifyDraw {
+  int length = 0;                  // index into kVerifyLengths: L = 1, 2 and 8 often
+  bool ragged = false;             // table form: lengths 0..L per request (else exactly L each)
+  std::vector<i64> accepted;       // one draw per request: a = 1, a = L or between (shrinks to 1)
+  bool accepted_i64 = false;
+  int table_layout = 0;            // TableLayout
+  std::vector<i64> padding_entries;  // table: a -1 at (request, token); scratch: a -1 row map entry
+  i64 extra_rows = 0, extra_steps = 0;
+  std::uint64_t row_map = 0;       // 0: identity scratch row map; else a seeded shuffle of the rows
+};
+rc::Gen<VerifyDraw> gen_verify_draw();
+i64 verify_length(const VerifyDraw& draw);  // L
+// Sets a verify spec's L, accepted counts, pool (slots, stride, offset, index table or indices) and
+// scratch buffer from the draws; the lengths are set already. `identity` forces an identity row map.
+void place_verify(CaseSpec& spec, const VerifyDraw& verify, const PoolDraw& pool, bool aligned, bool compact,
+                  bool identity);
+
 // Changes K and V keeping the slot stride's padding; changes the state dtype keeping the base's
 // byte alignment (for breaks that rebuild a base with other dims or dtypes).
 void set_head_dims(ProblemSpec& spec, i64 K, i64 V);
@@ -125,5 +152,9 @@ void poison_buffers(Problem& problem, Poison poison);
 void normalize_qk(Problem& problem);
 void apply_gate_mix(Problem& problem, GateMix mix, std::uint64_t seed);
 void apply_padding_pattern(Problem& problem);
+// Verify: the index table re-laid out per spec.table_layout (its gaps name a spare slot), and every
+// pool slot that is no live request's initial slot filled with poison: no output may depend on one.
+void apply_table_layout(Problem& problem, const CaseSpec& spec);
+void poison_unread_slots(Problem& problem, Poison poison);
 
 }  // namespace kda::props::detail

@@ -18,7 +18,12 @@ DType state_dtype_of(const Problem& p) {
   return DType::f32;
 }
 
-bool is_padding_row(const Problem& p, i64 n) { return p.state_indices && p.state_indices->integer_at(n) == -1; }
+// The pool slot sequence n starts from (a verify call's: the one its accepted count names), -1: padding.
+i64 initial_slot(const Problem& p, i64 n) {
+  return p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n);
+}
+
+bool is_padding_row(const Problem& p, i64 n) { return p.state_indices && initial_slot(p, n) == -1; }
 
 // Copies `count` elements: src's from element `from` on in steps of `step_src`, into dst from element
 // `to` on in steps of `step_dst`. Values convert between dtypes; equal dtypes copy exactly.
@@ -118,7 +123,7 @@ Problem extract_sequence(const Problem& p, const Cut& cut) {
   // The sequence's initial state (zeros without one, as make_problem left them).
   Tensor* to = c.initial_state ? &*c.initial_state : c.state_pool ? &*c.state_pool : nullptr;
   if (to && !is_padding_row(p, n)) {
-    if (p.state_pool) copy_state(*p.state_pool, p.state_indices->integer_at(n), *to, 0);
+    if (p.state_pool) copy_state(*p.state_pool, initial_slot(p, n), *to, 0);
     if (p.initial_state) copy_state(*p.initial_state, n, *to, 0);
   }
   return c;

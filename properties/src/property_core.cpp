@@ -57,12 +57,12 @@ void check_padding_rows(CheckContext& context) {
     with_padding_row(s);
     return s;
   });
-  RC_PRE(spec.problem.state == StateSource::pool);
+  RC_PRE(spec.problem.state == StateSource::pool || is_verify_source(spec.problem.state));
   const JudgedRun run = run_judged(context, build_case(spec));
   run.require_ran();
   const Problem& p = run.problem;
   for (std::int64_t n = 0; n < p.N; ++n) {
-    if (p.state_indices->integer_at(n) != -1) continue;
+    if ((p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n)) != -1) continue;
     for (std::int64_t t = p.first(n); t < p.first(n) + p.length(n); ++t)
       for (std::int64_t h = 0; h < p.HV; ++h)
         for (std::int64_t c = 0; c < p.V; ++c)

@@ -6,7 +6,8 @@
 namespace kda::props {
 
 void check_layout(CheckContext& context) {
-  const DrawnCase drawn = draw_case(context, {});
+  // No verify call: the transposed copy keeps one index per sequence (transpose_state_layout).
+  const DrawnCase drawn = draw_case(context, {.verify = false});
   const Problem& base = drawn.problem;
   context.note_case(base);
   Problem transposed = transpose_state_layout(base);

@@ -8,6 +8,7 @@ namespace kda::props {
 void check_packing(CheckContext& context) {
   detail::Needs needs;
   needs.min_sequences = 2;
+  needs.verify = false;  // a verify call's requests share one index table or scratch buffer: not split here
   const DrawnCase drawn = draw_case(context, needs);
   const Problem& base = drawn.problem;
   context.note_case(base);

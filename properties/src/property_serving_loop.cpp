@@ -1,14 +1,17 @@
 // serving-loop: a stateful property over a state pool (rapidcheck's state::Commands). Sequences are
-// admitted into free slots, prefilled, decoded in batches with padding rows, freed, and their slots
-// reused; after every call the kernel's pool and outputs track the references (serving_system.hpp).
+// admitted into free slots, prefilled, decoded in batches with padding rows, verified (speculative
+// decoding: draft tokens verified, some accepted, the rest rolled back), freed, and their slots reused;
+// after every call the kernel's pool and outputs track the references (serving_system.hpp).
 #include <rapidcheck/state.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "generators_internal.hpp"
 #include "invariance_support.hpp"
+#include "list_helpers.hpp"
 #include "kda/properties/property_bodies.hpp"
 #include "serving_system.hpp"
 
@@ -25,6 +28,8 @@ struct Slots {
   std::vector<Use> slots;
   bool prefills = true, decodes = true;
   bool varlen = true;  // false: a prefill's sequences share one length (batch rows)
+  std::optional<StateSource> verify;  // the verify form the kernel takes (table or scratch), if any
+  bool fixed_verify = false;          // every verify request of exactly L tokens (the profile's rule)
 
   std::vector<i64> where(std::initializer_list<Use> uses) const {
     std::vector<i64> out;
@@ -128,6 +133,75 @@ struct Decode final : Command {
   void show(std::ostream& os) const override { os << "decode slots " << list(indices); }
 };
 
+constexpr i64 kMaxDraftTokens = 4;  // L = 1 + num_spec
+
+// A speculative-decoding step over live sequences: L draft tokens verified from each committed state,
+// then `commit` of them accepted (the rest rolled back). Table form: each request's row holds its committed
+// slot at column accepted - 1 and free slots elsewhere; the accepted token's slot becomes the committed
+// one and the row's other slots are free again. Scratch form: the committed slot is only read, and the
+// accepted token's state is copied back from the scratch buffer. A padding request (-1) may be mixed in.
+struct Verify final : Command {
+  StateSource form = StateSource::table;
+  i64 L = 1;
+  std::vector<i64> committed, accepted, lengths, commit, indices;
+  std::uint64_t seed;
+  explicit Verify(const Slots& s) : committed(pick_some(s.where({Use::live}))), seed(*detail::gen_seed()) {
+    RC_PRE(s.verify.has_value());
+    form = *s.verify;
+    L = *detail::gen_uniform(1, kMaxDraftTokens);
+    std::vector<i64> spare = s.where({Use::free});
+    if (form == StateSource::table) RC_PRE(static_cast<i64>(spare.size()) >= static_cast<i64>(committed.size()) * (L - 1));
+    if (*detail::gen_bool(30)) committed.insert(committed.begin() + *detail::gen_uniform(0, static_cast<i64>(committed.size())), -1);
+    for (i64 slot : committed) {
+      const bool pad = slot == -1;
+      lengths.push_back(s.fixed_verify || !s.varlen ? L : *detail::gen_uniform(1, L));
+      accepted.push_back(pad ? 1 : *detail::gen_uniform(1, L));
+      commit.push_back(pad ? 0 : *detail::gen_uniform(1, lengths.back()));
+      if (form == StateSource::scratch) {
+        indices.push_back(slot);
+        continue;
+      }
+      for (i64 t = 0; t < L; ++t) {
+        if (pad || t == accepted.back() - 1) {
+          indices.push_back(slot);
+          continue;
+        }
+        const i64 one = pick(spare);
+        std::erase(spare, one);
+        indices.push_back(one);
+      }
+    }
+  }
+  void checkPreconditions(const Slots& s) const override {
+    RC_PRE(all_in(committed, s, {Use::live}));
+    if (form != StateSource::table) return;
+    std::vector<i64> drafts;
+    for (std::size_t n = 0; n < committed.size(); ++n)
+      for (i64 t = 0; t < L; ++t)
+        if (committed[n] != -1 && t != accepted[n] - 1) drafts.push_back(indices[n * static_cast<std::size_t>(L) + static_cast<std::size_t>(t)]);
+    RC_PRE(all_in(drafts, s, {Use::free}));
+  }
+  void apply(Slots& s) const override {
+    if (form != StateSource::table) return;
+    for (std::size_t n = 0; n < committed.size(); ++n) {
+      if (committed[n] == -1) continue;
+      s.slots[static_cast<std::size_t>(committed[n])] = Use::free;
+      s.slots[static_cast<std::size_t>(indices[n * static_cast<std::size_t>(L) + static_cast<std::size_t>(commit[n] - 1)])] = Use::live;
+    }
+  }
+  void run(const Slots&, ServingSystem& sut) const override {
+    std::ostringstream what;
+    show(what);
+    sut.verify(form, L, indices, accepted, lengths, commit, seed, what.str());
+  }
+  void show(std::ostream& os) const override {
+    os << "verify (" << name_of(form) << ", L=" << L << ") slots " << list(committed) << " with " << list(lengths)
+       << " tokens";
+    if (form == StateSource::table) os << ", table " << list(indices) << " accepted " << list(accepted);
+    os << ", then accept " << list(commit);
+  }
+};
+
 // A finished sequence gives its slot back; nothing is called.
 struct Free final : Command {
   i64 slot;
@@ -159,14 +233,23 @@ void check_serving_loop(CheckContext& context) {
   const detail::Allowed allowed = detail::allowed_for(kernel, serving_limits(kernel, context.limits));
   // The drawn case gives the calls' sizes, options, dtypes and the pool's slot stride and base offset.
   const CaseSpec spec = *detail::gen_case(allowed, needs);
-  const i64 slots = *detail::gen_uniform(2, 5);
-  const Slots initial{std::vector<Use>(static_cast<std::size_t>(slots), Use::free), supports(kernel, Mode::prefill),
-                      supports(kernel, Mode::decode), spec.problem.varlen};
+  std::optional<StateSource> verify;  // the verify form drawn, among those the kernel takes
+  std::vector<StateSource> forms;
+  for (StateSource f : {StateSource::table, StateSource::scratch})
+    if (detail::has(allowed.sources, f)) forms.push_back(f);
+  if (!forms.empty() && *detail::gen_bool(75)) verify = forms[static_cast<std::size_t>(*detail::gen_index(static_cast<int>(forms.size())))];
+  const i64 slots = *detail::gen_uniform(2, verify ? 8 : 5);  // a verify table's draft slots need room
+  Slots initial;
+  initial.slots.assign(static_cast<std::size_t>(slots), Use::free);
+  initial.prefills = supports(kernel, Mode::prefill), initial.decodes = supports(kernel, Mode::decode);
+  initial.varlen = spec.problem.varlen;
+  initial.verify = verify;
+  initial.fixed_verify = allowed.profile.enforces(Rule::verify_fixed_tokens);
   ServingSystem sut(context, spec.problem, slots);
   // rc::state::check, with the command sequence scaled down to keep a case cheap.
   const auto commands = *rc::gen::scale(
       kCommandScale, rc::state::gen::commands(initial, [](const Slots& s) {
-        return rc::state::gen::execOneOfWithArgs<Admit, Prefill, Decode, Free>()(s);
+        return rc::state::gen::execOneOfWithArgs<Admit, Prefill, Decode, Verify, Free>()(s);
       }));
   rc::state::runAll(commands, initial, sut);
 }

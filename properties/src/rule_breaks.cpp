@@ -25,8 +25,14 @@ RuleBreak::NeedsFn base_with(Needs needs) {
   return [needs](const Profile&) { return std::optional<Needs>(needs); };
 }
 std::optional<Needs> never(const Profile&) { return std::nullopt; }
+// A base with `needs` unless the profile enforces `unless`, which every break of the rule trips too.
+RuleBreak::NeedsFn base_with_unless(Needs needs, Rule unless) {
+  return [needs, unless](const Profile& p) { return p.enforces(unless) ? std::nullopt : std::optional<Needs>(needs); };
+}
 
 const std::vector<StateSource> pooled{StateSource::pool}, stateful{StateSource::dense, StateSource::pool};
+const std::vector<StateSource> table_form{StateSource::table}, scratch_form{StateSource::scratch},
+    verifying{StateSource::table, StateSource::scratch}, pool_or_table{StateSource::pool, StateSource::table};
 
 bool misses_a_source(const Profile& p) {
   for (StateSource s : {StateSource::none, StateSource::dense, StateSource::pool})
@@ -203,21 +209,60 @@ void break_pool_inner_strides(Problem& p, Variant variant, const Profile&) {
   }
 }
 
-void break_indices_shape(Problem& p, Variant variant, const Profile&) {
-  Tensor& idx = *p.state_indices;
+// A 1-D index tensor seen as [N, 1] or [1, N]; a verify table seen with one column fewer.
+void break_index_shape(Tensor& idx, Variant variant, bool table) {
   const auto N = idx.shape()[0];
-  idx = variant % 2 ? reviewed(idx, {1, N}, {N, 1}, idx.view.offset) : reviewed(idx, {N, 1}, {1, 1}, idx.view.offset);
+  if (table)
+    idx = reviewed(idx, {N, idx.shape()[1] - 1}, idx.view.strides, idx.view.offset);
+  else
+    idx = variant % 2 ? reviewed(idx, {1, N}, {N, 1}, idx.view.offset) : reviewed(idx, {N, 1}, {1, 1}, idx.view.offset);
+}
+
+void break_indices_shape(Problem& p, Variant variant, const Profile&) {
+  break_index_shape(*p.state_indices, variant, p.num_accepted.has_value());
+}
+
+// Entry `at` of an index tensor (a table's entries row by row), read and written.
+i64 entry(const Tensor& idx, i64 at) {
+  return idx.view.rank() == 2 ? idx.integer_at(at / idx.shape()[1], at % idx.shape()[1]) : idx.integer_at(at);
+}
+void set_entry(Tensor& idx, i64 at, i64 x) {
+  if (idx.view.rank() == 2)
+    idx.set_integer(at / idx.shape()[1], at % idx.shape()[1], x);
+  else
+    idx.set_integer(at, x);
+}
+i64 entries(const Tensor& idx) { return idx.view.rank() == 2 ? idx.shape()[0] * idx.shape()[1] : idx.shape()[0]; }
+
+// A second entry on an active entry's value (entry 0 made active, as `first`, where none is).
+void break_distinct(Tensor& idx, Variant variant, i64 first) {
+  const i64 n = entries(idx);
+  i64 i = 0;
+  while (i < n && entry(idx, i) == -1) ++i;
+  if (i == n) i = 0, set_entry(idx, 0, first);
+  set_entry(idx, (i + 1 + static_cast<i64>(variant % static_cast<Variant>(n - 1))) % n, entry(idx, i));
 }
 
 void break_indices_distinct(Problem& p, Variant variant, const Profile&) {  // a second row on an active row's slot
-  Tensor& idx = *p.state_indices;
-  const std::vector<i64> xs = values(idx);
-  const std::size_t N = xs.size();
-  const auto active = std::find_if(xs.begin(), xs.end(), [](i64 x) { return x != -1; });
-  const std::size_t i = active == xs.end() ? 0 : static_cast<std::size_t>(active - xs.begin());
-  if (active == xs.end()) idx.set_integer(0, 0);
-  const std::size_t j = (i + 1 + variant % (N - 1)) % N;
-  idx.set_integer(static_cast<i64>(j), idx.integer_at(static_cast<i64>(i)));
+  // A verify table's spare slot 0 may be poisoned, but the call is rejected before any read.
+  break_distinct(*p.state_indices, variant, 0);
+}
+
+// An entry outside [-1, bound): bound itself or -2.
+void break_range(Tensor& idx, Variant variant, i64 bound) {
+  set_entry(idx, static_cast<i64>(variant / 2 % static_cast<Variant>(entries(idx))), variant % 2 ? -2 : bound);
+}
+
+// The scratch buffer with the per-step state dims swapped (K != V) or flattened: its strides stay compact.
+void break_scratch_shape(Problem& p, Variant variant, const Profile&) {
+  Tensor& st = *p.scratch_states;
+  const Shape& s = st.shape();
+  const i64 a = s[3], b = s[4];
+  const Shape outer{st.view.strides[0], st.view.strides[1], a * b};
+  if (variant % 2 == 0 && a != b)
+    st = reviewed(st, {s[0], s[1], s[2], b, a}, {outer[0], outer[1], outer[2], a, 1}, st.view.offset);
+  else
+    st = reviewed(st, {s[0], s[1], s[2], a * b, 1}, {outer[0], outer[1], outer[2], 1, 1}, st.view.offset);
 }
 
 // o and an input in one buffer, both contiguous from its start (SGLang writes o into v).
@@ -486,18 +531,91 @@ const std::vector<RuleBreak>& rows() {
            [](Problem& p, Variant v, const Profile&) {
              p.state_indices = integers("state_indices", v % 2 ? DType::f32 : DType::i64, values(*p.state_indices));
            }},
-      {.rule = Rule::state_indices_shape, .needs = base_with({.sources = pooled}), .problem = break_indices_shape},
+      {.rule = Rule::state_indices_shape,
+       .needs = base_with({.sources = pool_or_table}),
+       .problem = break_indices_shape},
       {.rule = Rule::state_indices_range,
-       .needs = base_with({.sources = pooled}),
+       .needs = base_with({.sources = pool_or_table}),
+       .problem = [](Problem& p, Variant v, const Profile&) { break_range(*p.state_indices, v, p.state_pool->shape()[0]); }},
+      {.rule = Rule::state_indices_distinct,
+       .needs = base_with({.sources = pool_or_table, .min_sequences = 2}),
+       .problem = break_indices_distinct},
+      {.rule = Rule::verify_tokens,  // a request one token longer than L (not exactly L tokens either)
+       .needs = base_with_unless({.sources = verifying}, Rule::verify_fixed_tokens),
+       .spec =
+           [](ProblemSpec& s, Variant v, const Profile&) {
+             if (s.varlen)
+               s.lengths[v % s.lengths.size()] = s.L + 1;
+             else
+               std::fill(s.lengths.begin(), s.lengths.end(), s.L + 1);
+           }},
+      {.rule = Rule::verify_fixed_tokens,  // a request one token shorter than L
+       .needs = base_with({.sources = verifying}),
+       .spec =
+           [](ProblemSpec& s, Variant v, const Profile&) {
+             if (s.varlen)
+               s.lengths[v % s.lengths.size()] = s.L - 1;
+             else
+               std::fill(s.lengths.begin(), s.lengths.end(), s.L - 1);
+           }},
+      {.rule = Rule::accepted_dtype,
+       .needs = base_with({.sources = table_form}),
        .problem =
            [](Problem& p, Variant v, const Profile&) {
-             Tensor& idx = *p.state_indices;
-             idx.set_integer(static_cast<i64>(v / 2 % static_cast<Variant>(idx.shape()[0])),
-                             v % 2 ? -2 : p.state_pool->shape()[0]);
+             p.num_accepted = integers("num_accepted", v % 2 ? DType::f64 : DType::f32, values(*p.num_accepted));
            }},
-      {.rule = Rule::state_indices_distinct,
-       .needs = base_with({.sources = pooled, .min_sequences = 2}),
-       .problem = break_indices_distinct},
+      {.rule = Rule::accepted_shape,  // one count more, or the counts seen as [N, 1]
+       .needs = base_with({.sources = table_form}),
+       .problem =
+           [](Problem& p, Variant v, const Profile&) {
+             Tensor& a = *p.num_accepted;
+             if (v % 2) {
+               a = reviewed(a, {p.N, 1}, {a.view.strides[0], 1}, a.view.offset);
+               return;
+             }
+             std::vector<i64> xs = values(a);
+             xs.push_back(1);
+             a = integers("num_accepted", a.dtype(), xs);
+           }},
+      {.rule = Rule::accepted_range,  // 0 (reads the entry before the row) or L + 1 (the next row's)
+       .needs = base_with({.sources = table_form}),
+       .problem =
+           [](Problem& p, Variant v, const Profile&) {
+             p.num_accepted->set_integer(static_cast<i64>(v / 2 % static_cast<Variant>(p.N)), v % 2 ? p.L + 1 : 0);
+           }},
+      {.rule = Rule::scratch_states_shape, .needs = base_with({.sources = scratch_form}), .problem = break_scratch_shape},
+      {.rule = Rule::scratch_steps,  // the same buffer seen with one step fewer than L
+       .needs = base_with({.sources = scratch_form}),
+       .problem =
+           [](Problem& p, Variant, const Profile&) {
+             Tensor& st = *p.scratch_states;
+             Shape shape = st.shape();
+             shape[1] = p.L - 1;
+             st = reviewed(st, shape, st.view.strides, st.view.offset);
+           }},
+      {.rule = Rule::scratch_indices_dtype,
+       .needs = base_with({.sources = scratch_form}),
+       .problem =
+           [](Problem& p, Variant v, const Profile&) {
+             p.scratch_indices = integers("scratch_indices", v % 2 ? DType::f32 : DType::i64, values(*p.scratch_indices));
+           }},
+      {.rule = Rule::scratch_indices_shape,
+       .needs = base_with({.sources = scratch_form}),
+       .problem = [](Problem& p, Variant v, const Profile&) { break_index_shape(*p.scratch_indices, v, false); }},
+      {.rule = Rule::scratch_indices_range,  // (no longer an identity map either)
+       .needs = base_with_unless({.sources = scratch_form}, Rule::scratch_indices_identity),
+       .problem =
+           [](Problem& p, Variant v, const Profile&) { break_range(*p.scratch_indices, v, p.scratch_states->shape()[0]); }},
+      {.rule = Rule::scratch_indices_distinct,  // (no longer an identity map either)
+       .needs = base_with_unless({.sources = scratch_form, .min_sequences = 2}, Rule::scratch_indices_identity),
+       .problem = [](Problem& p, Variant v, const Profile&) { break_distinct(*p.scratch_indices, v, 0); }},
+      {.rule = Rule::scratch_indices_identity,  // request n stores into row n + 1 (mod the rows): a valid map
+       .needs = base_with({.sources = scratch_form, .min_sequences = 2}),
+       .problem =
+           [](Problem& p, Variant, const Profile&) {
+             const i64 rows = p.scratch_states->shape()[0];
+             for (i64 n = 0; n < p.N; ++n) p.scratch_indices->set_integer(n, (n + 1) % rows);
+           }},
       {.rule = Rule::output_overlap, .needs = base_with({.min_tokens = 1}), .problem = alias_output},
       {.rule = Rule::output_self_overlap, .needs = base_with({.min_tokens = 2}), .problem = fold_output},
       {.rule = Rule::index_overflow_32bit, .needs = never},  // such a view cannot be allocated inside its buffer

@@ -195,11 +195,13 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
   return reports;
 }
 
+constexpr int kNameWidth = 24;  // the longest property name and two spaces
+
 void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel) {
-  os << std::left << std::setw(22) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
+  os << std::left << std::setw(kNameWidth) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
      << std::setw(8) << "failed" << std::setw(10) << "seconds" << '\n';
   for (const auto& r : reports) {
-    os << std::left << std::setw(22) << r.property;
+    os << std::left << std::setw(kNameWidth) << r.property;
     if (!r.skipped.empty()) {
       os << "skipped: " << r.skipped << '\n';
       continue;

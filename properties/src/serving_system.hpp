@@ -28,7 +28,22 @@ class ServingSystem {
   void call(Mode mode, const std::vector<std::int64_t>& indices, const std::vector<std::int64_t>& lengths,
             std::uint64_t seed, const std::string& what);
 
+  // A speculative-decoding verify call of L tokens per request at most, judged like call(), then the
+  // engine's accept on the host. Table form: `indices` holds each request's L slots row by row and
+  // `accepted` the counts whose slot the request starts from; the state after token t lands in the row's
+  // slot t. Scratch form: `indices` the committed slot of each request (the pool is only read), the
+  // states go to a fresh scratch buffer (identity row map), and the state after `commit[n]` tokens is
+  // copied into the committed slot of each pool (the rest rolled back: never copied). Padding requests:
+  // -1 (a table row of -1 entries).
+  void verify(StateSource form, std::int64_t L, const std::vector<std::int64_t>& indices,
+              const std::vector<std::int64_t>& accepted, const std::vector<std::int64_t>& lengths,
+              const std::vector<std::int64_t>& commit, std::uint64_t seed, const std::string& what);
+
  private:
+  // Runs the kernel on `call` and the references on `modelled` and `exact` (their own pools), and fails
+  // the case unless the kernel ran, wrote nothing it may not write and tracks the references.
+  void judge(Problem& call, Problem& modelled, Problem& exact, const std::string& what);
+
   CheckContext& context_;
   ProblemSpec calls_;
   Tensor kernel_pool_, model_pool_, oracle_pool_;

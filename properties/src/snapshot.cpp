@@ -21,20 +21,11 @@ struct Named {
   bool input;
 };
 
-// Every tensor present, in a fixed order: the order that identifies buffers across deep copies.
+// Every tensor present, in tensor_fields()' order: the order that identifies buffers across deep copies.
 std::vector<Named> named_tensors(const Problem& p) {
-  std::vector<Named> all{{"q", &p.q, true}, {"k", &p.k, true}, {"v", &p.v, true}, {"g", &p.g, true},
-                         {"beta", &p.beta, true}};
-  auto maybe = [&](std::string_view name, const std::optional<Tensor>& t, bool input) {
-    if (t) all.push_back({name, &*t, input});
-  };
-  maybe("cu_seqlens", p.cu_seqlens, true), maybe("A_log", p.A_log, true), maybe("dt_bias", p.dt_bias, true);
-  maybe("initial_state", p.initial_state, true), maybe("state_pool", p.state_pool, false);
-  maybe("state_indices", p.state_indices, true);
-  all.push_back({"o", &p.o, false});
-  maybe("final_state", p.final_state, false), maybe("chunk_states", p.chunk_states, false);
-  maybe("token_states", p.token_states, false);
-  std::erase_if(all, [](const Named& t) { return !t.tensor->buffer; });
+  std::vector<Named> all;
+  for (const TensorField& f : tensor_fields())
+    if (const Tensor* t = f.in(p); t && t->buffer) all.push_back({f.name, t, f.access == Access::read});
   return all;
 }
 
@@ -55,8 +46,18 @@ bool walkable(const Tensor& t) {
 // Entry i of a 1-D integer tensor (cu_seqlens, state_indices); nullopt where it cannot be read safely.
 std::optional<std::int64_t> entry(const Tensor& t, std::int64_t i) {
   const View& v = t.view;
-  if (!t.buffer || v.rank() != 1 || i < 0 || i >= v.size(0)) return std::nullopt;
+  if (!t.buffer || v.rank() != 1 || is_float(v.dtype) || i < 0 || i >= v.size(0)) return std::nullopt;
   const std::int64_t element = v.offset + i * v.stride(0), es = static_cast<std::int64_t>(size_of(v.dtype));
+  if (element < 0 || (element + 1) * es > static_cast<std::int64_t>(t.buffer->size())) return std::nullopt;
+  return load_integer(t.buffer->data(), v.dtype, element);
+}
+
+// Entry [i, j] of a 2-D integer tensor (a verify index table); nullopt where it cannot be read safely.
+std::optional<std::int64_t> entry(const Tensor& t, std::int64_t i, std::int64_t j) {
+  const View& v = t.view;
+  if (!t.buffer || v.rank() != 2 || is_float(v.dtype) || i < 0 || i >= v.size(0) || j < 0 || j >= v.size(1))
+    return std::nullopt;
+  const std::int64_t element = v.offset + i * v.stride(0) + j * v.stride(1), es = static_cast<std::int64_t>(size_of(v.dtype));
   if (element < 0 || (element + 1) * es > static_cast<std::int64_t>(t.buffer->size())) return std::nullopt;
   return load_integer(t.buffer->data(), v.dtype, element);
 }
@@ -129,12 +130,55 @@ Snapshot::Snapshot(const Problem& p) {
   // The pool: the slots active indices name.
   const std::int64_t slots = std::max<std::int64_t>(p.state_pool->view.size(0), 0);
   slot_sequence_.assign(static_cast<std::size_t>(slots), -1);
+  if (p.mode == Mode::verify) {
+    const bool scratch = p.scratch_states && walkable(*p.scratch_states) && p.scratch_states->view.rank() == 5;
+    mark_verify(p, mask_of(*p.state_pool), scratch ? &mask_of(*p.scratch_states) : nullptr);
+    return;
+  }
   for (std::int64_t n = 0; n < p.N; ++n) {
     const std::int64_t slot = entry(*p.state_indices, n).value_or(-2);
     has_padding_rows_ = has_padding_rows_ || slot == -1;
     if (slot < 0 || slot >= slots) continue;
     slot_sequence_[static_cast<std::size_t>(slot)] = n;
     mark(mask_of(*p.state_pool), slice(p.state_pool->view, 0, slot, slot + 1));
+  }
+}
+
+// slot_token_ of a slot a scratch-form request reads its committed state from.
+constexpr std::int64_t kCommitted = -2;
+
+// A verify call, read defensively (it may be rejected): the pool slots each request's table entries name
+// at its tokens, or its scratch row's steps; nothing of a padding request (initial slot -1) or one whose
+// entries cannot be read. The scratch form's pool is read only: its named slots are labelled, not marked.
+void Snapshot::mark_verify(const Problem& p, std::vector<std::uint8_t>& pool_mask, std::vector<std::uint8_t>* scratch_mask) {
+  const std::int64_t slots = static_cast<std::int64_t>(slot_sequence_.size());
+  slot_token_.assign(slot_sequence_.size(), -1);
+  const bool table = p.num_accepted.has_value();
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    const auto tokens = tokens_of(p, n);
+    if (!tokens) continue;
+    std::optional<std::int64_t> initial;
+    if (!table) {
+      initial = entry(*p.state_indices, n);
+      if (initial && *initial >= 0 && *initial < slots)
+        slot_sequence_[static_cast<std::size_t>(*initial)] = n, slot_token_[static_cast<std::size_t>(*initial)] = kCommitted;
+    } else if (const auto a = entry(*p.num_accepted, n); a && *a >= 1 && *a <= p.L) {
+      initial = entry(*p.state_indices, n, *a - 1);
+    }
+    has_padding_rows_ = has_padding_rows_ || initial == -1;
+    if (!initial || *initial < 0) continue;
+    for (std::int64_t t = 0; t < tokens->end - tokens->begin; ++t) {
+      if (!table) {
+        const auto row = p.scratch_indices ? entry(*p.scratch_indices, n) : std::nullopt;
+        if (scratch_mask && row && *row >= 0 && *row < p.scratch_states->view.size(0) && t < p.scratch_states->view.size(1))
+          mark(*scratch_mask, slice(slice(p.scratch_states->view, 0, *row, *row + 1), 1, t, t + 1));
+        continue;
+      }
+      const auto slot = entry(*p.state_indices, n, t);
+      if (!slot || *slot < 0 || *slot >= slots) continue;
+      slot_sequence_[static_cast<std::size_t>(*slot)] = n, slot_token_[static_cast<std::size_t>(*slot)] = t;
+      mark(pool_mask, slice(p.state_pool->view, 0, *slot, *slot + 1));
+    }
   }
 }
 
@@ -175,8 +219,12 @@ void label_gaps(Owners& owners, const Named& t, bool pool) {
   }
 }
 
-std::string slot_label(std::int64_t slot, std::int64_t sequence, bool python_minus_one) {
+std::string slot_label(std::int64_t slot, std::int64_t sequence, std::int64_t token, bool python_minus_one) {
   std::string s = "slot " + std::to_string(slot);
+  if (sequence >= 0 && token == kCommitted)
+    return s + ", request " + std::to_string(sequence) + "'s committed state (read only in a scratch-form verify)";
+  if (sequence >= 0 && token >= 0)
+    return s + ", where request " + std::to_string(sequence) + " stores the state after its token " + std::to_string(token);
   if (sequence >= 0) return s + ", which sequence " + std::to_string(sequence) + "'s index names";
   s += ", which no active index names";
   return python_minus_one ? s + " (pool[-1]: where a -1 index lands as a Python index)" : s;
@@ -184,7 +232,8 @@ std::string slot_label(std::int64_t slot, std::int64_t sequence, bool python_min
 
 // Each slot's elements by slot; with padding rows also the slot stride before slot 0, where unchecked
 // C index math sends a -1 index.
-void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_t>& slot_sequence, bool padding_rows) {
+void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_t>& slot_sequence,
+                 const std::vector<std::int64_t>& slot_token, bool padding_rows) {
   const std::int64_t slots = pool.size(0), size = static_cast<std::int64_t>(owners.of_byte.size());
   if (padding_rows) {
     const std::int32_t label = owners.add("slot -1, before the pool's first slot (where a -1 index lands in C index math)");
@@ -194,14 +243,26 @@ void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_
   }
   for (std::int64_t s = 0; s < slots; ++s) {
     const auto i = static_cast<std::size_t>(s);
-    const std::int32_t label =
-        owners.add(slot_label(s, i < slot_sequence.size() ? slot_sequence[i] : -1, padding_rows && s == slots - 1));
+    const std::int32_t label = owners.add(slot_label(s, i < slot_sequence.size() ? slot_sequence[i] : -1,
+                                                     i < slot_token.size() ? slot_token[i] : -1,
+                                                     padding_rows && s == slots - 1));
     for_each_element_run(slice(pool, 0, s, s + 1),
                          [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
   }
 }
 
+// scratch_states by row and step: "scratch_states[2, 3]".
+void label_scratch(Owners& owners, const View& scratch) {
+  for (std::int64_t r = 0; r < scratch.size(0); ++r)
+    for (std::int64_t step = 0; step < scratch.size(1); ++step) {
+      const std::int32_t label = owners.add("scratch_states[" + std::to_string(r) + ", " + std::to_string(step) + "]");
+      for_each_element_run(slice(slice(scratch, 0, r, r + 1), 1, step, step + 1),
+                           [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
+    }
+}
+
 void label_elements(Owners& owners, const Named& t, const std::vector<std::uint8_t>& writable) {
+  if (t.name == "scratch_states" && t.tensor->view.rank() == 5) return label_scratch(owners, t.tensor->view);
   const std::int32_t element = owners.add("elements of " + quoted(t));
   for_each_element_run(t.tensor->view, [&](std::int64_t first, std::int64_t count) {
     fill(owners.of_byte, first, count, element);
@@ -216,7 +277,8 @@ void label_elements(Owners& owners, const Named& t, const std::vector<std::uint8
 // What each payload byte of `buffer` belongs to: first the gaps inside each view's extent, then the
 // elements (an output aliasing an input claims the shared bytes: outputs come last).
 Owners owners_of(const Problem& p, const GuardedBuffer* buffer, const std::vector<std::uint8_t>& writable,
-                 const std::vector<std::int64_t>& slot_sequence, bool padding_rows) {
+                 const std::vector<std::int64_t>& slot_sequence, const std::vector<std::int64_t>& slot_token,
+                 bool padding_rows) {
   Owners owners{std::vector<std::int32_t>(buffer->size(), -1), {}};
   std::vector<Named> on_buffer;
   for (const Named& t : named_tensors(p))
@@ -225,7 +287,7 @@ Owners owners_of(const Problem& p, const GuardedBuffer* buffer, const std::vecto
   for (const Named& t : on_buffer) {
     if (!walkable(*t.tensor)) continue;
     if (is_pool(p, t.tensor))
-      label_slots(owners, t.tensor->view, slot_sequence, padding_rows);
+      label_slots(owners, t.tensor->view, slot_sequence, slot_token, padding_rows);
     else
       label_elements(owners, t, writable);
   }
@@ -268,7 +330,7 @@ std::vector<ByteChange> Snapshot::changes(const Problem& after, bool outside_wri
         if (payload && outside_writable_only && before.writable[static_cast<std::size_t>(offset)]) continue;
         std::int64_t owner = offset < 0 ? -2 : -3;
         if (payload) {
-          if (!owners) owners = owners_of(after, &buffer, before.writable, slot_sequence_, has_padding_rows_);
+          if (!owners) owners = owners_of(after, &buffer, before.writable, slot_sequence_, slot_token_, has_padding_rows_);
           owner = owners->of_byte[static_cast<std::size_t>(offset)];
         }
         auto [group, fresh] = groups.try_emplace(owner);

@@ -26,9 +26,16 @@ class ReferenceKernel final : public Kernel {
   }
 
  private:
+  static Capabilities verifying() {  // every call form, the verify forms included
+    Capabilities c;
+    c.modes.push_back(Mode::verify);
+    c.state_sources.insert(c.state_sources.end(), {StateSource::table, StateSource::scratch});
+    return c;
+  }
+
   Precision precision_;
   Algorithm algorithm_;
-  Capabilities capabilities_;
+  Capabilities capabilities_ = verifying();
 };
 
 }  // namespace

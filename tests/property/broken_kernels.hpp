@@ -1,6 +1,7 @@
 #pragma once
 // Test doubles: kernels with one bug each, taken from the failures seen in real KDA kernels. The
 // oracle's own tests run the catalogue against them and expect the right property to fail.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -122,6 +123,52 @@ inline std::unique_ptr<Kernel> reads_past_row_end() {
       shifted.set(idx, load_element(p.q.buffer->data(), p.q.dtype(), element));
     });
     p.q = shifted;
+  };
+  return k;
+}
+
+// The fp32 reference's capabilities with the verify forms (index table and scratch) added.
+inline Capabilities verifying() {
+  Capabilities c;
+  c.modes.push_back(Mode::verify);
+  c.state_sources.insert(c.state_sources.end(), {StateSource::table, StateSource::scratch});
+  return c;
+}
+
+// Index-table verify that starts from slot state_indices[n, a] instead of [n, a - 1] (an off-by-one in
+// the accepted count; kept inside the row at a = L, where the count is right by accident).
+inline std::unique_ptr<Kernel> initial_slot_off_by_one() {
+  auto k = std::make_unique<BrokenKernel>();
+  k->name_ = "broken: verify starts from state_indices[n, a]";
+  k->capabilities_ = verifying();
+  k->before = [](Problem& p) {
+    if (!p.num_accepted) return;
+    Tensor shifted = Tensor::zeros("num_accepted", p.num_accepted->dtype(), {p.N});
+    for (std::int64_t n = 0; n < p.N; ++n) shifted.set_integer(n, std::min(p.num_accepted->integer_at(n) + 1, p.L));
+    p.num_accepted = shifted;
+  };
+  return k;
+}
+
+// Scratch-form verify that also commits in place: the state after each request's last token written
+// into the committed pool slot it read (the engine's job, done by the kernel).
+inline std::unique_ptr<Kernel> commits_during_verify() {
+  auto k = std::make_unique<BrokenKernel>();
+  k->name_ = "broken: scratch-form verify writes the committed pool";
+  k->capabilities_ = verifying();
+  k->write = [](const ReferenceOutputs& out, Problem& p) {
+    write_outputs(out, p);
+    if (!p.scratch_states) return;
+    const Shape head = p.state_head_shape();
+    const std::int64_t state = p.HV * p.K * p.V;
+    for (std::int64_t n = 0; n < p.N; ++n) {
+      const std::int64_t slot = p.initial_slot(n), last = p.length(n) - 1;
+      if (slot < 0 || last < 0) continue;
+      const double* from = &out.token_states[static_cast<std::size_t>((p.row(n) * p.T + p.first(n) + last) * state)];
+      for (std::int64_t h = 0; h < p.HV; ++h)
+        for (std::int64_t a = 0; a < head[0]; ++a)
+          for (std::int64_t b = 0; b < head[1]; ++b) p.state_pool->set({slot, h, a, b}, *from++);
+    }
   };
   return k;
 }

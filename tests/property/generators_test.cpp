@@ -213,11 +213,7 @@ void tag_case(const CaseSpec& c, const Problem& p) {
   if (s.chunk_states) RC_TAG("chunk_states");
   if (s.token_states) RC_TAG("token_states");
   if (!c.padding_pattern) RC_TAG("no padding pattern");
-  switch (s.state) {
-    case StateSource::none: RC_TAG("state none"); break;
-    case StateSource::dense: RC_TAG("state dense"); break;
-    case StateSource::pool: RC_TAG("state pool"); break;
-  }
+  RC_TAG("state " + std::string(name_of(s.state)));
   if (s.state != StateSource::none) RC_TAG("state " + std::string(name_of(s.state_dtype)));
   if (s.state == StateSource::pool) {
     if (s.pool_slot_stride > s.HV * s.K * s.V) RC_TAG("pool padded slot stride");
@@ -251,7 +247,8 @@ TEST(GenValidCase, EveryFeatureAppears) {
       "input f16", "input f64", "state layout VK", "state layout KV", "chunk 32", "chunk 64", "gate pre-activated",
       "gate lower bound", "gate softplus", "safe gate", "beta logits", "beta sigmoided", "neg eigval", "l2norm",
       "explicit scale", "cu_seqlens i32", "cu_seqlens i64", "final_state", "chunk_states", "token_states",
-      "no padding pattern", "state none", "state dense", "state pool", "state f32", "state bf16",
+      "no padding pattern", "state none", "state dense", "state pool", "state table", "state scratch", "state f32",
+      "state bf16",
       "pool padded slot stride", "pool offset", "pool -1 row", "pool extra slots", "pool permuted indices",
       "length 0", "length 1", "length 15", "length 16", "length 17", "length 63", "length 64", "length 65",
       "length > 65", "16+ sequences", "one sequence", "poison nan", "poison huge"};
@@ -269,6 +266,61 @@ TEST(GenValidCase, EveryFeatureAppears) {
   RecordProperty("distribution", table.str());
 }
 
+
+// Verify calls: both forms, num_spec edges, fixed and ragged lengths, accepted-count edges in both
+// dtypes, -1 entries, strided tables, row maps, larger scratch buffers; every case valid, and every pool
+// slot no live request starts from full of poison while every initial slot holds finite data.
+TEST(GenValidCase, VerifyDrawsEveryEdgeAndPoisonsEveryUnreadSlot) {
+  const auto kernel = reference();
+  const auto result = run_property(21, 600, [&] {
+    const CaseSpec c = *gen_valid_case(*kernel);
+    const Problem p = build_case(c);
+    if (p.mode != Mode::verify) return;
+    RC_ASSERT(validate(p, profile_strict()).empty());
+    const bool table = p.num_accepted.has_value();
+    RC_TAG(table ? "table" : "scratch");
+    RC_TAG("L " + std::to_string(p.L));
+    RC_TAG(p.cu_seqlens ? "varlen" : "batched");
+    bool ragged = false, padding_request = false, padding_entry = false;
+    std::vector<char> initial(static_cast<std::size_t>(p.state_pool->shape()[0]), 0);
+    for (i64 n = 0; n < p.N; ++n) {
+      ragged |= p.length(n) != p.L;
+      const i64 slot = p.initial_slot(n);
+      padding_request |= slot == -1;
+      if (slot >= 0) initial[static_cast<std::size_t>(slot)] = 1;
+      for (i64 t = 0; t < p.length(n); ++t) padding_entry |= slot >= 0 && p.token_slot(n, t) == -1;
+      if (!table) continue;
+      const i64 a = p.num_accepted->integer_at(n);
+      RC_TAG(a == 1 ? "a = 1" : a == p.L ? "a = L" : "1 < a < L");
+    }
+    if (ragged) RC_TAG("ragged");
+    if (padding_request) RC_TAG("padding request");
+    if (padding_entry) RC_TAG("-1 entry");
+    if (table) {
+      RC_TAG("accepted " + std::string(name_of(p.num_accepted->dtype())));
+      if (!p.state_indices->view.is_contiguous()) RC_TAG("strided table");
+    } else {
+      bool identity = true;
+      for (i64 n = 0; n < p.N; ++n) identity &= p.scratch_indices->integer_at(n) == n;
+      RC_TAG(identity ? "identity row map" : "other row map");
+      if (p.scratch_states->shape()[0] > p.N) RC_TAG("more scratch rows");
+      if (p.scratch_states->shape()[1] > p.L) RC_TAG("more scratch steps");
+    }
+    for (i64 slot = 0; slot < p.state_pool->shape()[0]; ++slot) {
+      const double x = p.state_pool->at({slot, 0, 0, 0});
+      if (initial[static_cast<std::size_t>(slot)])
+        RC_ASSERT(std::isfinite(x));
+      else
+        RC_ASSERT(std::isnan(x) || std::abs(x) >= 1e30);
+    }
+  });
+  ASSERT_TRUE(result.is<rc::detail::SuccessResult>()) << message_of(result);
+  auto counts = tag_counts(result);
+  for (const char* tag : {"table", "scratch", "L 1", "L 2", "L 8", "varlen", "batched", "ragged", "a = 1", "a = L",
+                          "1 < a < L", "padding request", "-1 entry", "accepted i32", "accepted i64", "strided table",
+                          "identity row map", "other row map", "more scratch rows", "more scratch steps"})
+    EXPECT_GT(counts[tag], 0) << tag << " never drawn";
+}
 
 TEST(GenValidCase, TheReferenceRunsEveryCaseAndOverwritesThePoisonedOutput) {
   const auto kernel = reference();
@@ -341,7 +393,8 @@ TEST(BuildCase, EveryGapAndEveryOutputHoldsPoison) {
 
 // ---- data: padding rows, gate mixes, normalized q and k ----
 
-// Padding rows (index -1) carry upstream's pattern: k = v = beta = 0, pre-activated gate -1000.
+// Padding rows (index -1; a verify request whose initial slot is -1) carry upstream's pattern:
+// k = v = beta = 0, pre-activated gate -1000.
 TEST(BuildCase, PaddingRowsCarryTheUpstreamPattern) {
   const auto kernel = reference();
   const auto result = run_property(18, 200, [&] {
@@ -349,7 +402,7 @@ TEST(BuildCase, PaddingRowsCarryTheUpstreamPattern) {
     const Problem p = build_case(c);
     if (!c.padding_pattern || !p.state_indices) return;
     for (i64 n = 0; n < p.N; ++n) {
-      if (p.state_indices->integer_at(n) != -1) continue;
+      if ((p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n)) != -1) continue;
       RC_TAG("padding row");
       for (i64 t = p.first(n); t < p.first(n) + p.length(n); ++t) {
         const i64 b = p.row(n);
@@ -528,8 +581,10 @@ TEST(GenInvalidCase, CoversTheStrictRules) {
   std::vector<Rule> rules;
   ASSERT_NO_THROW(rules = breakable_rules(profile_strict()));
   const std::set<Rule> have(rules.begin(), rules.end());
+  // verify_fixed_tokens and scratch_indices_identity are rules of the fixed-form and FlashInfer profiles only.
   const std::set<Rule> unbreakable{Rule::index_overflow_32bit, Rule::head_dims_supported, Rule::state_layout,
-                                   Rule::state_source_supported};
+                                   Rule::state_source_supported, Rule::verify_fixed_tokens,
+                                   Rule::scratch_indices_identity};
   for (Rule r : all_rules()) EXPECT_EQ(have.count(r), 1 - unbreakable.count(r)) << name_of(r);
   EXPECT_EQ(breakable_rules(*reference()), rules);  // the reference takes every base
 }
@@ -550,6 +605,45 @@ TEST(GenInvalidCase, StrictBreaksTripExactlyTheirRule) {
 
 // Under restricted profiles a break trips its rule; a second rule only where the profile's
 // parameters force it (see breakable_rules).
+// A profile of the fixed-form, identity-row-map verify kernels (every rule): each verify rule breaks
+// alone, and the rules those two make unbreakable alone (verify_tokens, scratch_indices_range and
+// _distinct) are not offered.
+TEST(GenInvalidCase, FixedFormIdentityVerifyBreaksItsRulesAlone) {
+  Profile profile = profile_strict();
+  profile.name = "fixed-form identity verify";
+  profile.rules.push_back(Rule::verify_fixed_tokens);
+  profile.rules.push_back(Rule::scratch_indices_identity);
+  Capabilities caps;
+  caps.modes.push_back(Mode::verify);
+  caps.state_sources.insert(caps.state_sources.end(), {StateSource::table, StateSource::scratch});
+  const FakeKernel kernel("fake-fixed-verify", caps, profile);
+  // Its valid verify cases have exactly L tokens per request and identity row maps.
+  const auto valid = run_property(399, 150, [&] {
+    const CaseSpec spec = *gen_valid_case(kernel);
+    const Problem p = build_case(spec);
+    RC_ASSERT(validate(p, kernel.profile()).empty());
+    if (p.mode == Mode::verify) RC_TAG("verify");
+  });
+  EXPECT_HOLDS(valid);
+  EXPECT_GT(tag_counts(valid)["verify"], 0);
+  const auto rules = breakable_rules(kernel);
+  const std::set<Rule> have(rules.begin(), rules.end());
+  for (Rule r : {Rule::verify_tokens, Rule::scratch_indices_range, Rule::scratch_indices_distinct})
+    EXPECT_EQ(have.count(r), 0u) << name_of(r);
+  const std::set<Rule> verify_rules{Rule::verify_fixed_tokens, Rule::accepted_dtype, Rule::accepted_shape,
+                                    Rule::accepted_range, Rule::scratch_states_shape, Rule::scratch_steps,
+                                    Rule::scratch_indices_dtype, Rule::scratch_indices_shape,
+                                    Rule::scratch_indices_identity};
+  for (Rule rule : verify_rules) {
+    ASSERT_EQ(have.count(rule), 1u) << name_of(rule);
+    const auto result = run_property(400 + static_cast<std::uint64_t>(rule), 16, [&] {
+      const InvalidCase c = *gen_invalid_case(kernel, rule);
+      RC_ASSERT(distinct_rules(validate(c.build(), kernel.profile())) == std::set<Rule>{rule});
+    });
+    EXPECT_HOLDS(result) << name_of(rule);
+  }
+}
+
 TEST(GenInvalidCase, RestrictedProfilesBreakTheirRules) {
   for (const FakeKernel& kernel : {sglang_decode_kernel(), fla_chunk_kernel()}) {
     const auto rules = breakable_rules(kernel);

@@ -57,14 +57,22 @@ INSTANTIATE_TEST_SUITE_P(
                     Expectation{"transposed_state", transposed_state, "matches-reference"},
                     Expectation{"drops_partial_last_chunk", drops_partial_last_chunk, "matches-reference"},
                     Expectation{"skips_empty_sequence_state", skips_empty_sequence_state, "matches-reference"},
-                    Expectation{"reads_past_row_end", reads_past_row_end, "matches-reference"}),
+                    Expectation{"reads_past_row_end", reads_past_row_end, "matches-reference"},
+                    Expectation{"initial_slot_off_by_one", initial_slot_off_by_one, "verify-initial-slot"},
+                    Expectation{"initial_slot_off_by_one_values", initial_slot_off_by_one, "matches-reference"},
+                    Expectation{"commits_during_verify", commits_during_verify, "verify-keeps-committed"},
+                    Expectation{"commits_during_verify_untouched", commits_during_verify, "untouched"},
+                    Expectation{"initial_slot_off_by_one_serving", initial_slot_off_by_one, "serving-loop"},
+                    Expectation{"commits_during_verify_serving", commits_during_verify, "serving-loop"}),
     [](const testing::TestParamInfo<Expectation>& param) { return std::string(param.param.bug); });
 
 TEST(OracleSelfTest, TheUnbrokenDoubleIsClean) {
   // The same wrapper with no hook passes: the failures above come from the bugs, not the harness.
   BrokenKernel clean;
   clean.name_ = "unbroken";
-  for (const char* property : {"matches-reference", "untouched", "padding-rows"})
+  clean.capabilities_ = verifying();
+  for (const char* property : {"matches-reference", "untouched", "padding-rows", "serving-loop", "verify-commit",
+                               "verify-keeps-committed", "verify-initial-slot"})
     EXPECT_EQ(run_one(clean, property, 2026, {}, nullptr, 100).failed, 0) << property;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/detail/Configuration.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -120,13 +121,14 @@ TEST(Runner, ProgressShowsAFailureAndItsShrink) {
 std::unique_ptr<Kernel> reference_with(const std::string& name, const std::function<void(Capabilities&)>& change) {
   auto k = std::make_unique<BrokenKernel>();
   k->name_ = name;
+  k->capabilities_ = verifying();
   change(k->capabilities_);
   return k;
 }
 
 // Runs the whole catalogue, 3 cases each; every property outside `skipped` must run and pass, every
-// one in it must be skipped for `why`.
-void expect_skipped(Kernel& kernel, const std::set<std::string>& skipped, const std::string& why) {
+// one in it must be skipped for its reason.
+void expect_skipped(Kernel& kernel, const std::map<std::string, std::string>& skipped) {
   props::CheckContext context{kernel, kernel};
   props::RunOptions options;
   options.cases = 3;
@@ -137,9 +139,10 @@ void expect_skipped(Kernel& kernel, const std::set<std::string>& skipped, const 
   for (const auto& r : reports) {
     EXPECT_TRUE(r.ok()) << table.str();
     if (skipped.count(r.property)) {
+      const std::string& why = skipped.at(r.property);
       EXPECT_EQ(r.skipped, why) << r.property;
       EXPECT_EQ(r.cases, 0) << r.property;
-      EXPECT_NE(table.str().find(r.property + std::string(22 - r.property.size(), ' ') + "skipped: " + why + "\n"),
+      EXPECT_NE(table.str().find(r.property + std::string(24 - r.property.size(), ' ') + "skipped: " + why + "\n"),
                 std::string::npos)
           << table.str();
     } else {
@@ -153,17 +156,23 @@ TEST(Runner, SkipsThePoolPropertiesForAKernelWithoutPools) {
   const auto kernel = reference_with("no pools", [](Capabilities& c) {
     c.state_sources = {StateSource::none, StateSource::dense};
   });
-  expect_skipped(*kernel, {"padding-rows", "serving-loop"}, "the kernel takes no state pool");
+  const std::string no_pool = "the kernel takes no state pool",
+                    no_verify = "the kernel takes no verify call (neither the index-table nor the scratch form)";
+  expect_skipped(*kernel, {{"padding-rows", no_pool}, {"serving-loop", no_pool}, {"verify-commit", no_verify},
+                           {"verify-keeps-committed", no_verify}, {"verify-initial-slot", no_verify}});
 }
 
 TEST(Runner, SkipsThePrefillPropertiesForADecodeOnlyKernel) {
   const auto kernel = reference_with("decode only", [](Capabilities& c) { c.modes = {Mode::decode}; });
-  expect_skipped(*kernel, {"causality", "split"}, "the kernel runs no prefill call (decode only)");
+  const std::string no_prefill = "the kernel runs no prefill call (decode only)",
+                    no_verify = "the kernel takes no verify call (neither the index-table nor the scratch form)";
+  expect_skipped(*kernel, {{"causality", no_prefill}, {"split", no_prefill}, {"verify-commit", no_verify},
+                           {"verify-keeps-committed", no_verify}, {"verify-initial-slot", no_verify}});
 }
 
 TEST(Runner, SkipsTheLayoutPropertyForAKernelOfOneLayout) {
   const auto kernel = reference_with("[V,K] only", [](Capabilities& c) { c.layouts = {StateLayout::vk}; });
-  expect_skipped(*kernel, {"layout"}, "the kernel takes one state layout only (VK)");
+  expect_skipped(*kernel, {{"layout", "the kernel takes one state layout only (VK)"}});
 }
 
 // causality applies to a prefill kernel, but with one token per call no case has a token to change

@@ -39,6 +39,10 @@ enum class GateMix : std::uint8_t {
   mixture,      // each token picks one of the above for all its heads and channels
 };
 
+// How a verify call's [N, L] index table sits in memory: row-major, an [L, N] table seen transposed,
+// or rows padded by extra entries (gaps hold a slot no request names, a spare slot full of poison).
+enum class TableLayout : std::uint8_t { compact, transposed, padded_rows };
+
 struct CaseSpec {
   ProblemSpec problem;  // sizes, lengths, options, dtypes, state source, pool geometry, indices
   InputLayout layout = InputLayout::contiguous;         // q, k, v, g, beta
@@ -51,6 +55,7 @@ struct CaseSpec {
   // Sequences whose state index is -1 get the padding pattern upstream uses: gate -1000
   // (pre-activated gates only), k = v = beta = 0.
   bool padding_pattern = true;
+  TableLayout table_layout = TableLayout::compact;  // verify, table form only
   std::uint64_t data_seed = 0;
 
   std::string describe() const;  // one line
@@ -71,5 +76,6 @@ double value_of(Poison poison);  // NaN or 1e30 (before rounding to a tensor's d
 std::string_view name_of(InputLayout layout);
 std::string_view name_of(Poison poison);
 std::string_view name_of(GateMix mix);
+std::string_view name_of(TableLayout layout);
 
 }  // namespace kda::props

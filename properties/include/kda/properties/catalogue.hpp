@@ -35,6 +35,9 @@ struct KernelNeeds {
   bool prefill = false;        // prefill calls: sequences of several tokens
   bool initial_state = false;  // an initial state, dense or pooled
   bool both_layouts = false;   // [V,K] and [K,V] states
+  bool verify = false;         // speculative-decoding verify calls (the index-table or scratch form)
+  bool scratch = false;        // the scratch form of verify calls
+  bool decode = false;         // decode calls with a state pool (besides what the other needs ask)
   int sequences = 1;           // sequences in one call, at least
 };
 

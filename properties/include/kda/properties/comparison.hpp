@@ -38,12 +38,15 @@ struct TolerancePolicy {
 // Where an element sits: o as (sequence, token within it, head, channel = column); states as
 // (sequence or chunk, head, row, column) in the problem's layout.
 struct Coordinates {
-  std::string tensor;  // "o", "final_state", "chunk_states", "token_states"
+  std::string tensor;  // "o", "final_state", "chunk_states", "token_states"; verify: "state_pool", "scratch_states"
   std::int64_t sequence = -1, token = -1, head = -1, row = -1, column = -1;
   // chunk_states: the chunk's row in chunk_states; sequence and token then name its sequence and the
   // chunk's first token in it.
   std::int64_t chunk = -1;
-  std::int64_t slot = -1;              // final_state of a pool: the slot the sequence's index names
+  std::int64_t slot = -1;              // final_state of a pool: the slot the sequence's index names;
+                                       // a verify call's state: its pool slot or scratch row
+  bool request = false;                // a verify call's state after token `token` of request `sequence`,
+                                       // in tensor "state_pool" or "scratch_states" (step = token)
   std::optional<StateLayout> layout;   // states: whether (row, column) is (v, k) or (k, v)
   // "sequence 1 token 64 head 2 channel 17", "sequence 0 (pool slot 3) head 1 row 4 column 2 of [K,V] (k 4, v 2)";
   // an o token of no sequence (sequence -1, token = its position in the batch row) says so.
@@ -106,8 +109,10 @@ struct ByteChange {
 
 // A byte-exact copy of every buffer a problem touches, guard bands included, and the region the call
 // may write: o's elements at tokens of some sequence, final_state's, chunk_states' and token_states'
-// elements, and the elements of pool slots an active (non -1) index names. Gaps of strided views,
-// bytes between slots, other slots, inputs and guard bands are not writable.
+// elements, and the elements of pool slots an active (non -1) index names. A verify call may write o and,
+// for each request that is no padding request, the pool slots its table entries name at its tokens
+// (table form) or scratch_states[its row, each of its tokens] (scratch form; the pool is read only
+// there). Gaps of strided views, bytes between slots, other slots, inputs and guard bands are not writable.
 class Snapshot {
  public:
   explicit Snapshot(const Problem& problem);
@@ -130,6 +135,8 @@ class Snapshot {
 
   std::vector<Copy> copies_;                 // the distinct buffers, in the order the tensors name them
   std::vector<std::int64_t> slot_sequence_;  // pool slot -> the sequence whose active index names it, or -1
+  std::vector<std::int64_t> slot_token_;     // verify, table form: pool slot -> the token whose state it takes
+  void mark_verify(const Problem& problem, std::vector<std::uint8_t>& pool_mask, std::vector<std::uint8_t>* scratch_mask);
   bool has_padding_rows_ = false;            // some index is -1 (pool[-1] is where a careless wrapper lands)
 };
 

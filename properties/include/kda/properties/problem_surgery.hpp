@@ -27,7 +27,8 @@ struct Cut {
 // varlen-ness (cu_seqlens dtype included) and state outputs (chunk and token states) as the original,
 // and the sequence's initial state (zeros when the original has none). A pool becomes a fresh one-slot
 // pool that meets the strictest stride contract (slot stride a multiple of 16 elements, 32-byte base)
-// with index 0, or -1 for a padding row.
+// with index 0, or -1 for a padding row. A verify call's request cut (as a decode or prefill call with
+// a pool) starts from the slot its accepted count names.
 Problem extract_sequence(const Problem& problem, const Cut& cut);
 
 // Copies `from`'s final state of sequence 0 (its dense final_state or the pool slot its index names)

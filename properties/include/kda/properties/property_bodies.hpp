@@ -14,6 +14,9 @@ void check_split(CheckContext& context);
 void check_layout(CheckContext& context);
 void check_gva_expansion(CheckContext& context);
 void check_serving_loop(CheckContext& context);
+void check_verify_commit(CheckContext& context);
+void check_verify_keeps_committed(CheckContext& context);
+void check_verify_initial_slot(CheckContext& context);
 
 // A drawn case: the spec rapidcheck prints and shrinks, and the problem built from it.
 struct DrawnCase {
@@ -28,7 +31,8 @@ DrawnCase draw_valid_case(CheckContext& context);
 
 namespace kda::props {
 
-// Makes sure a pooled case has at least one padding row (index -1); false when the case has no pool.
+// Makes sure a pooled case has at least one padding row (index -1; a verify table: a request of -1
+// entries); false when the case has no pool.
 bool with_padding_row(CaseSpec& spec);
 
 }  // namespace kda::props
