@@ -20,7 +20,7 @@ namespace {
 std::string file_label(const std::filesystem::path& path) { return "golden file '" + path.string() + "'"; }
 
 void check_schema(const In& root) {
-  detail::check_schema(root, kSchemaName, kSchemaVersion, "golden file");
+  detail::check_schema(root, kSchemaName, kOldestSchemaVersion, kSchemaVersion, "golden file");
   const std::string precision = root.text("reference_precision");
   if (precision != "fp64") root.fail("has reference precision '" + precision + "', expected 'fp64'");
   root.text("generator");

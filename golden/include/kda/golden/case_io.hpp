@@ -27,7 +27,10 @@
 namespace kda::golden {
 
 inline constexpr std::string_view kSchemaName = "kda-oracle/golden";
-inline constexpr std::int64_t kSchemaVersion = 1;
+// The version written; readers accept kOldestSchemaVersion .. kSchemaVersion (version 2 added verify
+// calls: mode "verify", attribute L, the verify tensors and their expected token_states).
+inline constexpr std::int64_t kSchemaVersion = 2;
+inline constexpr std::int64_t kOldestSchemaVersion = 1;
 inline constexpr std::string_view kGenerator = "kda-oracle " KDA_ORACLE_VERSION;
 
 struct FormatError : std::runtime_error {
@@ -38,7 +41,7 @@ using Metadata = std::map<std::string, std::string>;  // free-form: seed, profil
 
 // The bound of one output tensor, set by a model: alpha x the model's error + the unit roundoff.
 struct OutputBound {
-  std::string tensor;        // "o", "final_state", "chunk_states" or "token_states"
+  std::string tensor;        // "o", "final_state", "chunk_states" or "token_states" (verify: "o", "token_states")
   double model_error = 0;    // the model's value of the metric on this output
   double unit_roundoff = 0;  // of the tensor's dtype: the floor of the bound
   double bound = 0;          // alpha * model_error + unit_roundoff
