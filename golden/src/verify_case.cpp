@@ -26,6 +26,7 @@ CaseReport report(const std::string& name, const Case& golden) {
   CaseReport r;
   r.name = name;
   if (golden.violation) r.expected_rule = golden.violation->rule;
+  r.call = verify_call(golden.problem);
   return r;
 }
 
@@ -90,6 +91,15 @@ void install(const CaseResult& result, Problem& p, const std::string& label) {
 }
 
 }  // namespace
+
+std::string verify_call(const Problem& p) {
+  if (p.mode != Mode::verify) return {};
+  std::string s = "verify, L = " + std::to_string(p.L);
+  if (p.num_accepted) return s + ", index-table form";
+  if (p.scratch_states && p.scratch_states->view.rank() == 5)
+    return s + ", scratch form (" + std::to_string(p.scratch_states->shape()[1]) + " steps)";
+  return s + (p.scratch_states || p.scratch_indices ? ", scratch form" : ", no verify form");
+}
 
 CaseReport verify_case(const std::string& name, Case golden, Kernel& kernel, ResultsFile* save) {
   CaseReport r = report(name, golden);

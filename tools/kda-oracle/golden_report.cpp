@@ -56,6 +56,7 @@ bool print_report(std::FILE* out, const std::vector<golden::CaseReport>& reports
       row(out, width, r.name, "(untouched)", "regions", std::to_string(r.changes.size()) + " changed", "0", verdict);
       notes.insert(notes.end(), r.changes.begin(), r.changes.end());
     }
+    if (!r.call.empty()) std::fprintf(out, "    %s\n", r.call.c_str());
     if (r.outcome != golden::Outcome::passed)
       for (const auto& note : notes) std::fprintf(out, "    %s\n", note.c_str());
   }

@@ -98,6 +98,7 @@ class File {
 
   const std::filesystem::path& path() const { return path_; }
   const Metadata& metadata() const { return metadata_; }
+  std::int64_t schema_version() const { return schema_version_; }  // the file's (kSchemaVersion when created)
   std::vector<std::string> case_names() const;  // sorted
   bool has_case(const std::string& name) const;
 
@@ -117,6 +118,7 @@ class File {
   std::filesystem::path path_;
   bool writable_ = false;
   Metadata metadata_;
+  std::int64_t schema_version_ = kSchemaVersion;
 };
 
 }  // namespace kda::golden

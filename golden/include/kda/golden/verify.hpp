@@ -27,6 +27,7 @@ struct CaseReport {
   std::string name;
   Outcome outcome = Outcome::passed;
   std::optional<Rule> expected_rule;  // set for contract cases
+  std::string call;                   // a verify case's call: "verify, L = 4, index-table form"; empty otherwise
   // A valid case that ran: one verdict per output with the file's bound (bound and model_rel_rms are
   // the stored tolerance's; mismatches are not meaningful without the model's outputs).
   std::vector<props::TensorVerdict> outputs;
@@ -34,6 +35,10 @@ struct CaseReport {
   std::vector<std::string> changes;
   std::vector<std::string> notes;  // why it failed or was skipped, the rejection seen
 };
+
+// A verify call in words: "verify, L = 4, index-table form" or "verify, L = 4, scratch form (6 steps)";
+// empty for other calls.
+std::string verify_call(const Problem& p);
 
 // One case judged. A live run stores what the kernel did into `save` when given (its outputs, its
 // rejection, or why the case was skipped; nothing when it failed), for a later verify --results.
