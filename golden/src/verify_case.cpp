@@ -97,7 +97,8 @@ std::string verify_call(const Problem& p) {
   std::string s = "verify, L = " + std::to_string(p.L);
   if (p.num_accepted) return s + ", index-table form";
   if (p.scratch_states && p.scratch_states->view.rank() == 5)
-    return s + ", scratch form (" + std::to_string(p.scratch_states->shape()[1]) + " steps)";
+    return s + ", scratch form (" + std::to_string(p.scratch_states->shape()[1]) + 
+           (p.scratch_states->shape()[1] == 1 ? " step)" : " steps)");
   return s + (p.scratch_states || p.scratch_indices ? ", scratch form" : ", no verify form");
 }
 

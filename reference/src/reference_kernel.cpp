@@ -28,15 +28,7 @@ class ReferenceKernel final : public Kernel {
  private:
   Precision precision_;
   Algorithm algorithm_;
-  Capabilities capabilities_ = with_verify();
-
-  // Every call form, speculative-decoding verify in both forms included.
-  static Capabilities with_verify() {
-    Capabilities c;
-    c.modes.push_back(Mode::verify);
-    c.state_sources.insert(c.state_sources.end(), {StateSource::table, StateSource::scratch});
-    return c;
-  }
+  Capabilities capabilities_;
 };
 
 }  // namespace
