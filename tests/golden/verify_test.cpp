@@ -344,10 +344,10 @@ TEST_F(Verify, VerifyCasesAreJudgedWhereTheirFormStoresTheStates) {
   const auto reports = verify_results(scratch);
   expect_failed_exactly(reports, {"verify_scratch"});
   const CaseReport& r = find(reports, "verify_scratch");
-  const auto token_states =
-      std::find_if(r.outputs.begin(), r.outputs.end(), [](auto& t) { return t.tensor == "token_states"; });
-  ASSERT_NE(token_states, r.outputs.end()) << "a verify case is judged on the state after every token";
-  EXPECT_FALSE(token_states->passed());
+  const auto states =
+      std::find_if(r.outputs.begin(), r.outputs.end(), [](auto& t) { return t.tensor == "scratch_states"; });
+  ASSERT_NE(states, r.outputs.end()) << "a verify case is judged on the state after every token, where it is stored";
+  EXPECT_FALSE(states->passed());
 
   // The scratch form only reads the pool: a run that also commits a state there fails.
   const auto pool = results("verify_scratch_pool.h5", [](const std::string& name, Case& c, ResultsFile& out) {

@@ -41,7 +41,9 @@ using Metadata = std::map<std::string, std::string>;  // free-form: seed, profil
 
 // The bound of one output tensor, set by a model: alpha x the model's error + the unit roundoff.
 struct OutputBound {
-  std::string tensor;        // "o", "final_state", "chunk_states" or "token_states" (verify: "o", "token_states")
+  // "o", "final_state", "chunk_states" or "token_states"; a verify call's per-token states where its
+  // form stores them: "state_pool" (index table) or "scratch_states" (scratch buffer)
+  std::string tensor;
   double model_error = 0;    // the model's value of the metric on this output
   double unit_roundoff = 0;  // of the tensor's dtype: the floor of the bound
   double bound = 0;          // alpha * model_error + unit_roundoff
@@ -54,7 +56,7 @@ struct Tolerance {
   // How model-based bounds were set (golden files); absent / empty otherwise.
   std::optional<double> alpha;
   std::string model;                 // the model kernel, e.g. "ref-fp32"
-  std::vector<OutputBound> outputs;  // in the order o, final_state, chunk_states, token_states
+  std::vector<OutputBound> outputs;  // in the order o, final_state, chunk_states, token_states, state_pool, scratch_states
   double bound_for(std::string_view tensor) const;
   bool operator==(const Tolerance&) const = default;
 };

@@ -27,13 +27,13 @@ struct CaseReport {
   std::string name;
   Outcome outcome = Outcome::passed;
   std::optional<Rule> expected_rule;  // set for contract cases
-  std::string call;                   // a verify case's call: "verify, L = 4, index-table form"; empty otherwise
   // A valid case that ran: one verdict per output with the file's bound (bound and model_rel_rms are
   // the stored tolerance's; mismatches are not meaningful without the model's outputs).
   std::vector<props::TensorVerdict> outputs;
   // A valid case that ran: bytes changed outside the region the call may write, one line per region.
   std::vector<std::string> changes;
   std::vector<std::string> notes;  // why it failed or was skipped, the rejection seen
+  std::string call;                // a verify case's call (verify_call); empty for other calls
 };
 
 // A verify call in words: "verify, L = 4, index-table form" or "verify, L = 4, scratch form (6 steps)";
