@@ -120,7 +120,7 @@ std::vector<SuiteCase> valid_cases() {
       // speculative-decoding verify
       {"verify_table_mtp3", "index-table verify, L = 4 (MTP num_spec 3): accepted 1, L and between, a padding "
                             "row, -1 entries; bf16 activations, the softplus gate, l2norm",
-       CaseBuilder({4, 4, 4, 4, 4}, 2, 4, 64, 64, 238)
+       CaseBuilder({4, 4, 4, 4, 4}, 1, 2, 64, 64, 238)
            .dtypes(DType::bf16, DType::bf16)
            .l2norm()
            .beta_logits(false)
@@ -139,12 +139,12 @@ std::vector<SuiteCase> valid_cases() {
        CaseBuilder({1, 1, 1, 1}, 1, 2, 32, 32, 240).batched().verify_table(1, {3, -1, 0, 5}, {1, 1, 1, 1}, 6)},
       {"verify_scratch_sglang", "scratch verify, L = 4 in 6 scratch steps, a permuted row map, a padding row, "
                                 "K = V = 128, bf16 activations",
-       CaseBuilder({4, 4, 4, 4}, 1, 2, 128, 128, 241)
+       CaseBuilder({4, 4, 4}, 1, 1, 128, 128, 241)
            .dtypes(DType::bf16, DType::bf16)
            .l2norm()
-           .verify_scratch(4, {4, -1, 0, 2}, 6, {3, 0, 1, 2}, 5, 6)},
+           .verify_scratch(4, {3, -1, 0}, 4, {2, 0, 1}, 3, 6)},
       {"verify_scratch_identity_kv", "scratch verify, L = 8, an identity row map (FlashInfer), [K,V] states",
-       CaseBuilder({8, 8}, 2, 4, 64, 64, 242).kv_layout().verify_scratch(8, {1, 0}, 3, {0, 1}, 2, 8)},
+       CaseBuilder({8, 8}, 1, 2, 64, 64, 242).kv_layout().verify_scratch(8, {1, 0}, 3, {0, 1}, 2, 8)},
       {"verify_scratch_one_token", "scratch verify, L = 1 in 2 scratch steps, GVA",
        CaseBuilder({1, 1, 1}, 1, 4, 32, 32, 243).verify_scratch(1, {2, 0, 1}, 3, {1, 2, 0}, 3, 2)},
   };
