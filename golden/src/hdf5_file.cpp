@@ -55,10 +55,11 @@ void check_schema(const In& root, std::string_view schema, std::int64_t oldest, 
   if (found_version > version)
     root.fail("has schema version " + std::to_string(found_version) + ", newer than this reader's version " +
               std::to_string(version));
+  const std::string readable =
+      oldest == version ? std::to_string(version) : std::to_string(oldest) + " to " + std::to_string(version);
   if (found_version < oldest)
     root.fail("has schema version " + std::to_string(found_version) + ", which this reader does not read (it reads " +
-              (oldest == version ? std::to_string(version) : std::to_string(oldest) + " to " + std::to_string(version)) +
-              ")");
+              readable + ")");
 }
 
 }  // namespace kda::golden::detail

@@ -39,7 +39,8 @@ void check_tolerance(const Tolerance& t) {
   for (std::size_t i = 0; i < t.outputs.size(); ++i) {
     const std::string& tensor = t.outputs[i].tensor;
     if (output_rank(tensor) == kOutputs.size())
-      throw std::invalid_argument("tolerance for " + in_quotes(tensor) + ": not an output tensor (" + output_list() + ")");
+      throw std::invalid_argument("tolerance for " + in_quotes(tensor) + ": not an output tensor (" + output_list() +
+                                  ")");
     if (i > 0 && output_rank(t.outputs[i - 1].tensor) >= output_rank(tensor))
       throw std::invalid_argument("tolerance outputs must be listed once each, in the order " + output_list());
   }

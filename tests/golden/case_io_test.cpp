@@ -421,7 +421,8 @@ TEST_F(CaseIo, VerifyCaseKeepsLAndItsExpectedTokenStates) {
   EXPECT_EQ(back.expected->written, (std::vector<char>{1, 0}));
   EXPECT_TRUE(validate(back.problem, profile_strict()).empty()) << "the verify case read back is a valid call";
 
-  edit(path("verify.h5"), [](hid_t f) { ASSERT_GE(H5Ldelete(f, "/cases/case/expected/token_states", H5P_DEFAULT), 0); });
+  edit(path("verify.h5"),
+       [](hid_t f) { ASSERT_GE(H5Ldelete(f, "/cases/case/expected/token_states", H5P_DEFAULT), 0); });
   expect_format_error([&] { File::open(path("verify.h5")).read_case("case"); },
                       {"lacks 'token_states', which every verify case has"});
 }
@@ -452,7 +453,8 @@ TEST_F(CaseIo, AttributeLBelongsToVerifyCasesOnly) {
   });
   const File in = File::open(path("l.h5"));
   expect_format_error([&] { in.read_case("verify"); }, {"case 'verify'", "'L'"});
-  expect_format_error([&] { in.read_case("prefill"); }, {"case 'prefill'", "holds attribute 'L', which only a verify case has"});
+  expect_format_error([&] { in.read_case("prefill"); },
+                      {"case 'prefill'", "holds attribute 'L', which only a verify case has"});
 }
 
 TEST_F(CaseIo, ToleranceOutputsMustBeOutputTensorsInOrder) {
@@ -623,7 +625,8 @@ TEST_F(HostileFile, NewerSchemaVersion) {
 
 TEST_F(HostileFile, SchemaVersionBeforeTheFirst) {
   edit(good(), [](hid_t f) { set_int_attribute(f, "schema_version", 0); });
-  expect_format_error([&] { File::open(good()); }, {"schema version 0, which this reader does not read (it reads 1 to 2)"});
+  expect_format_error([&] { File::open(good()); },
+                      {"schema version 0, which this reader does not read (it reads 1 to 2)"});
 }
 
 TEST_F(HostileFile, MissingCaseAndMissingTensor) {

@@ -40,8 +40,8 @@ void print_file(const golden::File& file) {
   for (const auto& [key, value] : file.metadata()) std::printf("  %s: %s\n", key.c_str(), value.c_str());
   int width = 4;
   for (const auto& name : names) width = std::max(width, static_cast<int>(name.size()));
-  std::printf("%-*s %-8s %-7s %2s %4s %5s %3s %3s %4s %4s %-10s %-16s %s\n", width, "case", "kind", "mode", "L", "N", "T",
-              "H", "HV", "K", "V", "in/out", "state", "bound(o) / rule");
+  std::printf("%-*s %-8s %-7s %2s %4s %5s %3s %3s %4s %4s %-10s %-16s %s\n", width, "case", "kind", "mode", "L", "N",
+              "T", "H", "HV", "K", "V", "in/out", "state", "bound(o) / rule");
   for (const auto& name : names) {
     const golden::Case c = file.read_case(name, golden::ViewCheck::inside_buffers_unless_contract);
     const Problem& p = c.problem;

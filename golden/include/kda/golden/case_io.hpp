@@ -56,7 +56,8 @@ struct Tolerance {
   // How model-based bounds were set (golden files); absent / empty otherwise.
   std::optional<double> alpha;
   std::string model;                 // the model kernel, e.g. "ref-fp32"
-  std::vector<OutputBound> outputs;  // in the order o, final_state, chunk_states, token_states, state_pool, scratch_states
+  // In the order o, final_state, chunk_states, token_states, state_pool, scratch_states.
+  std::vector<OutputBound> outputs;
   double bound_for(std::string_view tensor) const;
   bool operator==(const Tolerance&) const = default;
 };
