@@ -6,10 +6,16 @@ token (in float64, all value heads at once), reading and writing every tensor th
 view of the whole buffers in the request file, so padded, permuted and fused layouts, pools with -1
 padding rows and both state layouts work as they do for a kernel handed raw pointers.
 
+Speculative-decoding verify calls (mode "verify") come in both forms: the index table (request n
+starts from slot state_indices[n, num_accepted[n] - 1] and stores the state after token t in slot
+state_indices[n, t], -1 meaning nowhere) and the scratch buffer (request n starts from slot
+state_indices[n] of a pool it only reads and stores the state after token t in
+scratch_states[scratch_indices[n], t]). A request whose initial slot is -1 is a padding row.
+
     kda-oracle check --kernel exec:"python3 adapters/numpy_adapter.py" --cases 10
 
---no-pool declares no state pool (state_sources=none,dense): a kernel without pools, whose pool
-properties kda-oracle reports skipped.
+--no-pool declares no state pool (state_sources=none,dense, and so no verify, whose forms read a
+pool): a kernel without pools, whose pool and verify properties kda-oracle reports skipped.
 
 Anything on stdout is protocol: diagnostics go to stderr.
 """
@@ -21,12 +27,15 @@ from numpy.lib.stride_tricks import as_strided
 
 NAME = "numpy-recurrent"
 PROFILE = "strict"  # kda-oracle checks this contract before sending a case (no checks_contract=1)
-CAPABILITIES = ("modes=prefill,decode input_dtypes=bf16,f16,f32,f64 output_dtypes=bf16,f16,f32,f64 "
-                "state_dtypes=bf16,f32,f64 layouts=VK,KV state_sources=none,dense,pool")
+CAPABILITIES = ("modes=prefill,decode,verify input_dtypes=bf16,f16,f32,f64 output_dtypes=bf16,f16,f32,f64 "
+                "state_dtypes=bf16,f32,f64 layouts=VK,KV state_sources=none,dense,pool,table,scratch")
+NO_POOL = {"modes=prefill,decode,verify": "modes=prefill,decode",
+           "state_sources=none,dense,pool,table,scratch": "state_sources=none,dense"}
 
 STORED = {"bf16": np.uint16, "f16": np.uint16, "f32": np.float32, "f64": np.float64,
           "i32": np.int32, "i64": np.int64}
-OUTPUTS = ["o", "state_pool", "final_state", "chunk_states", "token_states"]  # tensors a call may write
+# Tensors a call may write (the scratch form only reads the pool, but its whole buffer still comes back).
+OUTPUTS = ["state_pool", "o", "final_state", "chunk_states", "token_states", "scratch_states"]
 
 
 def text(attribute):
@@ -134,31 +143,62 @@ def as_kv(state, vk):
     return np.swapaxes(state, -1, -2) if vk else state
 
 
+def initial_slots(case, N):
+    """The pool slot each request starts from (-1: a padding row): state_indices[n], or in the
+    index-table form state_indices[n, num_accepted[n] - 1] (the contract has checked the counts)."""
+    indices = case.read_int("state_indices")
+    if not case.has("num_accepted"):
+        return indices
+    accepted = case.read_int("num_accepted")
+    return np.array([indices[n, accepted[n] - 1] for n in range(N)], dtype=np.int64)
+
+
+def store_verify_states(case, tokens, spans, vk):
+    """A verify call's state after every token, where its form says: pool slot state_indices[n, t]
+    (index table) or scratch_states[scratch_indices[n], t] (scratch); -1 stores nothing."""
+    indices = case.read_int("state_indices")
+    table = case.has("num_accepted")
+    rows = None if table else case.read_int("scratch_indices")
+    view, dtype = case.view("state_pool" if table else "scratch_states")
+    for n, (b, first, length) in enumerate(spans):
+        if length is None:  # a padding row
+            continue
+        for t in range(length):
+            at = (indices[n, t],) if table else (rows[n], t)
+            if at[0] >= 0:
+                view[at] = from_float(as_kv(tokens[b, first + t], vk), dtype)
+
+
 def run_case(case):
     a = case.attrs
     B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
     C = int(a["chunk_size"])
     vk = text(a["state_layout"]) == "VK"
+    verify = text(a["mode"]) == "verify"
     q, k, v, g, beta = preprocess(case)
     cu = case.read_int("cu_seqlens") if case.has("cu_seqlens") else None
     pool = case.has("state_pool")
-    indices = case.read_int("state_indices") if pool else None
+    slots = initial_slots(case, N) if pool else None
+    # The whole pool is read before anything is stored: a request's first token may overwrite its slot.
     initial = as_kv(case.read("state_pool" if pool else "initial_state"), vk) if (
         pool or case.has("initial_state")) else None
 
     o = np.zeros((B, T, HV, V))
     final = np.zeros((N, HV, K, V))
     chunks = np.zeros((case.tensors["chunk_states"][2][0], HV, K, V)) if case.has("chunk_states") else None
-    tokens = np.zeros((B, T, HV, K, V)) if case.has("token_states") else None
+    tokens = np.zeros((B, T, HV, K, V)) if case.has("token_states") or verify else None
+    spans = []  # (batch row, first token, length) of each request; length None for a padding row
     first_chunk = 0
     for n in range(N):
         b, first = (0, int(cu[n])) if cu is not None else (n, 0)
         length = int(cu[n + 1]) - first if cu is not None else T
         n_chunks = (length + C - 1) // C
-        if pool and indices[n] < 0:  # a padding row: zero output, the pool left alone
+        if pool and slots[n] < 0:  # a padding row: zero output, the pool left alone
             first_chunk += n_chunks
+            spans.append((b, first, None))
             continue
-        S = np.zeros((HV, K, V)) if initial is None else initial[indices[n] if pool else n].copy()
+        spans.append((b, first, length))
+        S = np.zeros((HV, K, V)) if initial is None else initial[slots[n] if pool else n].copy()
         for i in range(length):
             t = first + i
             if chunks is not None and i % C == 0:
@@ -178,13 +218,15 @@ def run_case(case):
         case.write("final_state", as_kv(final, vk))
     if chunks is not None:
         case.write("chunk_states", as_kv(chunks, vk))
-    if tokens is not None:
+    if case.has("token_states"):
         case.write("token_states", as_kv(tokens, vk))
-    if pool:
+    if verify:
+        store_verify_states(case, tokens, spans, vk)
+    elif pool:
         view, dtype = case.view("state_pool")
         for n in range(N):
-            if indices[n] >= 0:
-                view[indices[n]] = from_float(as_kv(final[n], vk), dtype)
+            if slots[n] >= 0:
+                view[slots[n]] = from_float(as_kv(final[n], vk), dtype)
 
 
 def write_results(path, results):
@@ -236,5 +278,8 @@ if __name__ == "__main__":
     np.seterr(over="ignore", under="ignore")  # strong gates overflow exp() towards harmless 0 / inf
     if sys.argv[1:] not in ([], ["--no-pool"]):
         sys.exit("usage: numpy_adapter.py [--no-pool]")
-    serve(capabilities=CAPABILITIES.replace("state_sources=none,dense,pool", "state_sources=none,dense")
-          if sys.argv[1:] == ["--no-pool"] else CAPABILITIES)
+    capabilities = CAPABILITIES
+    if sys.argv[1:] == ["--no-pool"]:
+        for full, reduced in NO_POOL.items():
+            capabilities = capabilities.replace(full, reduced)
+    serve(capabilities=capabilities)

@@ -5,8 +5,8 @@
     kda-oracle golden verify --golden smoke.h5 --kernel ref-fp32 --save-results results.h5
     python3 fuzz/make_hdf5_seeds.py smoke.h5 results.h5 fuzz/corpus/hdf5_readers
 
-Each seed holds one case, since small files mutate fast: a valid case and a contract case of the golden
-file; an output case, a rejection and an 'unsupported' of the results file; and the results of the
+Each seed holds one case, since small files mutate fast: a valid case, a verify case (schema version 2)
+and a contract case of the golden file; an output case, a rejection and an 'unsupported' of the results file; and the results of the
 exec adapter request the fuzzer applies them to. Each is rebuilt object by
 object (datasets keep their chunking and filters) twice: in the HDF5 1.10 formats kda-oracle writes
 (every object header checksummed, so most mutations stop in HDF5) and in HDF5's earliest formats (no
@@ -18,8 +18,8 @@ import sys
 import h5py
 import numpy
 
-GOLDEN_CASES = ("batched_token_states", "contract-varlen_batch_one")  # the smallest of each kind
-RESULT_CASES = GOLDEN_CASES
+GOLDEN_CASES = ("batched_token_states", "contract-varlen_batch_one", "verify_table_one_token")  # the smallest of each kind
+RESULT_CASES = GOLDEN_CASES[:2]
 
 
 def copy_attributes(src, dst):

@@ -45,10 +45,12 @@ std::optional<T> by_name(const std::string& name, const std::pair<const char*, T
   return std::nullopt;
 }
 
-constexpr std::pair<const char*, Mode> kModes[] = {{"prefill", Mode::prefill}, {"decode", Mode::decode}};
+constexpr std::pair<const char*, Mode> kModes[] = {
+    {"prefill", Mode::prefill}, {"decode", Mode::decode}, {"verify", Mode::verify}};
 constexpr std::pair<const char*, StateLayout> kLayouts[] = {{"VK", StateLayout::vk}, {"KV", StateLayout::kv}};
 constexpr std::pair<const char*, StateSource> kSources[] = {
-    {"none", StateSource::none}, {"dense", StateSource::dense}, {"pool", StateSource::pool}};
+    {"none", StateSource::none},   {"dense", StateSource::dense},    {"pool", StateSource::pool},
+    {"table", StateSource::table}, {"scratch", StateSource::scratch}};
 
 void set(Declaration& d, const std::string& key, const std::string& value) {
   Capabilities& c = d.capabilities;

@@ -10,14 +10,10 @@ namespace kda::adapters {
 
 namespace {
 
-Tensor* output_named(Problem& p, const std::string& name) {
-  auto opt = [](std::optional<Tensor>& t) { return t ? &*t : nullptr; };
-  if (name == "o") return &p.o;
-  if (name == "state_pool") return opt(p.state_pool);
-  if (name == "final_state") return opt(p.final_state);
-  if (name == "chunk_states") return opt(p.chunk_states);
-  if (name == "token_states") return opt(p.token_states);
-  return nullptr;
+// A tensor of the problem the call may write (the pool included), or nullptr.
+Tensor* output_named(Problem& p, std::string_view name) {
+  const TensorField* field = find_tensor_field(name);
+  return field && field->written() ? field->in(p) : nullptr;
 }
 
 golden::CaseResult read_case(const std::filesystem::path& results, const std::string& case_name) {
@@ -42,12 +38,12 @@ RunOutcome apply_results(const std::filesystem::path& results, const std::string
     if (!rule) throw ResultsError(where + " rejects the case with the unknown rule '" + r.rejection->rule + "'");
     return RunOutcome::rejected({{*rule, r.rejection->message}});
   }
-  for (const char* name : {"o", "state_pool", "final_state", "chunk_states", "token_states"}) {
-    if (!output_named(problem, name)) continue;
+  for (const auto& field : tensor_fields()) {
+    if (!output_named(problem, field.name)) continue;
     bool returned = false;
-    for (const auto& b : r.outputs) returned |= b.tensor == name;
+    for (const auto& b : r.outputs) returned |= b.tensor == field.name;
     if (!returned)
-      throw ResultsError(where + " lacks the buffer of output '" + name +
+      throw ResultsError(where + " lacks the buffer of output '" + std::string(field.name) +
                          "' (the whole buffer of every output tensor must come back)");
   }
   for (const auto& b : r.outputs) {

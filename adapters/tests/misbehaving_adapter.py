@@ -13,6 +13,9 @@ answered like numpy_adapter.py. Request modes:
   error         answers an error             scribble      returns the whole pool zeroed (a write
                                                            outside the region the call may write)
 Handshake modes, before any request: bad-handshake, old-protocol, silent (sends nothing), die (exits).
+Mode no-verify declares what an adapter written before verify calls declares (modes prefill and
+decode, no table or scratch state source), answers every request like numpy_adapter.py, and crashes
+on any verify request: kda-oracle must never send it one.
 """
 import os
 import signal
@@ -35,8 +38,11 @@ def handshake(mode):
     elif mode == "die":
         sys.exit(4)
     else:
-        numpy_adapter.reply(f"kda-adapter 1 misbehaving-{mode} {numpy_adapter.PROFILE} "
-                            f"{numpy_adapter.CAPABILITIES}")
+        capabilities = numpy_adapter.CAPABILITIES
+        if mode == "no-verify":
+            capabilities = capabilities.replace("modes=prefill,decode,verify", "modes=prefill,decode").replace(
+                "state_sources=none,dense,pool,table,scratch", "state_sources=none,dense,pool")
+        numpy_adapter.reply(f"kda-adapter 1 misbehaving-{mode} {numpy_adapter.PROFILE} {capabilities}")
 
 
 def zero_the_pool(case):
@@ -85,6 +91,13 @@ def main():
         if words == ["quit"]:
             return
         request, results = words[1], words[2]
+        if mode == "no-verify":
+            with h5py.File(request, "r") as f:
+                if any(numpy_adapter.text(case.attrs["mode"]) == "verify" for case in f["cases"].values()):
+                    os.kill(os.getpid(), signal.SIGSEGV)
+            numpy_adapter.handle(request, results)
+            numpy_adapter.reply("ok")
+            continue
         marker = os.path.join(os.path.dirname(request), "misbehaved")
         if not os.path.exists(marker):
             open(marker, "w").close()

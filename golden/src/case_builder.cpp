@@ -64,6 +64,35 @@ CaseBuilder& CaseBuilder::pool(std::vector<i64> indices, i64 slots, i64 stride_p
   return *this;
 }
 
+CaseBuilder& CaseBuilder::verify_table(i64 L, std::vector<i64> table, std::vector<i64> accepted, i64 slots,
+                                       DType accepted_dtype) {
+  ProblemSpec& p = spec_.problem;
+  p.mode = Mode::verify;
+  p.state = StateSource::table;
+  p.final_state = false;  // the states go to the pool slots the table names
+  p.L = L;
+  p.indices = std::move(table);
+  p.accepted = std::move(accepted);
+  p.accepted_dtype = accepted_dtype;
+  p.pool_slots = slots;
+  return *this;
+}
+
+CaseBuilder& CaseBuilder::verify_scratch(i64 L, std::vector<i64> indices, i64 slots, std::vector<i64> rows,
+                                         i64 scratch_rows, i64 steps) {
+  ProblemSpec& p = spec_.problem;
+  p.mode = Mode::verify;
+  p.state = StateSource::scratch;
+  p.final_state = false;  // the states go to the scratch rows
+  p.L = L;
+  p.indices = std::move(indices);
+  p.pool_slots = slots;
+  p.scratch_indices = std::move(rows);
+  p.scratch_rows = scratch_rows;
+  p.scratch_steps = steps;
+  return *this;
+}
+
 CaseBuilder& CaseBuilder::chunk_states() {
   spec_.problem.chunk_states = true;
   return *this;

@@ -28,6 +28,15 @@ class CaseBuilder {
   // the slot stride is the compact HV*K*V plus stride_pad elements, the pool starts `offset`
   // elements into its buffer.
   CaseBuilder& pool(std::vector<i64> indices, i64 slots, i64 stride_pad, i64 offset);
+  // A speculative-decoding verify call (mode verify, L tokens per request at most; problem.hpp),
+  // its states in a compact pool of `slots` slots. Index-table form: `table` is the [N,L]
+  // state_indices row by row (-1: a padding slot), `accepted` the counts in `accepted_dtype`.
+  CaseBuilder& verify_table(i64 L, std::vector<i64> table, std::vector<i64> accepted, i64 slots,
+                            DType accepted_dtype = DType::i32);
+  // Scratch form: request n starts from slot indices[n] (-1: a padding row) of a pool it only
+  // reads; its per-token states go to row rows[n] of a scratch buffer of scratch_rows x steps.
+  CaseBuilder& verify_scratch(i64 L, std::vector<i64> indices, i64 slots, std::vector<i64> rows, i64 scratch_rows,
+                              i64 steps);
   CaseBuilder& chunk_states();
   CaseBuilder& token_states();
   CaseBuilder& l2norm();

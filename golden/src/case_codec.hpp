@@ -18,6 +18,10 @@ void check_tolerance(const Tolerance& t);
 void write_tolerance(const Out& kase, const Tolerance& t);
 Tolerance read_tolerance(const In& group);
 
+// Whether a case's expected outputs hold token_states: the problem has that tensor, or it is a verify
+// call (whose per-token states the kernel stores in pool slots or scratch rows).
+inline bool expects_token_states(const Problem& p) { return p.token_states || p.mode == Mode::verify; }
+
 // The `dtype` attribute of a dataset or tensor group, one of the dtype names.
 DType dtype_attribute(const In& object);
 

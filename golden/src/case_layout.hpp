@@ -1,8 +1,7 @@
 #pragma once
-// What a Problem looks like in a file: its tensors in their canonical order and names, and its
-// distinct buffers, each named once. Shared by the writer, the reader and the checksum.
-#include <optional>
-#include <span>
+// What a Problem looks like in a file: its tensors in the canonical order and names of
+// kda::tensor_fields(), and its distinct buffers, each named once. Shared by the writer, the reader
+// and the checksum.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,19 +9,6 @@
 #include "kda/problem.hpp"
 
 namespace kda::golden::detail {
-
-struct TensorSlot {
-  std::string_view name;
-  bool input;                                          // one of Problem::inputs()
-  Tensor Problem::*required = nullptr;                 // set for q, k, v, g, beta, o
-  std::optional<Tensor> Problem::*optional = nullptr;  // set for the others
-};
-
-// Every tensor of a Problem, in the canonical order of the schema.
-std::span<const TensorSlot> tensor_slots();
-const TensorSlot* find_slot(std::string_view name);
-const Tensor* tensor_of(const Problem& p, const TensorSlot& slot);  // nullptr: an absent optional
-void place(Problem& p, const TensorSlot& slot, Tensor t);
 
 struct NamedBuffer {
   const GuardedBuffer* buffer;

@@ -19,10 +19,13 @@ namespace {
 
 using i64 = std::int64_t;
 
+constexpr Mode kModes[] = {Mode::prefill, Mode::decode, Mode::verify};
+
 void read_problem_attributes(const In& kase, Problem& p) {
   const std::string mode = kase.text("mode");
-  if (mode != "prefill" && mode != "decode") kase.fail("mode " + in_quotes(mode) + " is not 'prefill' or 'decode'");
-  p.mode = mode == "prefill" ? Mode::prefill : Mode::decode;
+  const auto known = std::find_if(std::begin(kModes), std::end(kModes), [&](Mode m) { return name_of(m) == mode; });
+  if (known == std::end(kModes)) kase.fail("mode " + in_quotes(mode) + " is not 'prefill', 'decode' or 'verify'");
+  p.mode = *known;
   for (auto [name, member] : {std::pair{"B", &Problem::B},
                               {"T", &Problem::T},
                               {"N", &Problem::N},
@@ -31,6 +34,11 @@ void read_problem_attributes(const In& kase, Problem& p) {
                               {"K", &Problem::K},
                               {"V", &Problem::V}})
     p.*member = kase.int64(name);
+  // L (tokens per request) exists on verify cases only.
+  if (p.mode == Mode::verify)
+    p.L = kase.int64("L");
+  else if (kase.has_attribute("L"))
+    kase.fail("holds attribute 'L', which only a verify case has (mode " + in_quotes(mode) + ")");
   Options& op = p.options;
   if (kase.has_attribute("scale")) op.scale = kase.real("scale");
   op.l2norm_qk = kase.flag("l2norm_qk");
@@ -119,12 +127,12 @@ void read_tensors(const In& kase, Problem& p, ViewCheck check) {
   const In group = kase.group("tensors", "group 'tensors'").with_label(kase.label());
   const auto names = group.members();
   for (const auto& name : names)
-    if (!find_slot(name)) group.fail("group 'tensors' holds an unknown tensor " + in_quotes(name));
-  for (const auto& slot : tensor_slots()) {
-    const std::string name(slot.name);
+    if (!find_tensor_field(name)) group.fail("group 'tensors' holds an unknown tensor " + in_quotes(name));
+  for (const auto& field : tensor_fields()) {
+    const std::string name(field.name);
     if (group.has(name))
-      place(p, slot, read_tensor(group.group(name, "tensor " + in_quotes(name)), buffers, check));
-    else if (slot.required)
+      field.place(p, read_tensor(group.group(name, "tensor " + in_quotes(name)), buffers, check));
+    else if (field.required)
       group.fail("tensor " + in_quotes(name) + " is missing");
   }
   for (const auto& [name, stored] : buffers)
@@ -195,16 +203,19 @@ std::optional<ReferenceOutputs> read_expected(const In& kase, const Problem& p) 
     for (char w : e.written)
       if (w != 0 && w != 1) d.fail("holds a value other than 0 or 1");
   }
-  // chunk_states and token_states are expected exactly when the problem asks for them.
+  // chunk_states and token_states are expected exactly when the problem asks for them (a verify call
+  // asks for token_states without such a tensor: its states go to pool slots or scratch rows).
   auto present_when_asked = [&](const char* name, bool asked) {
-    if (group->has(name) != asked)
-      group->fail(std::string(asked ? "lacks " : "holds ") + in_quotes(name) + " although the problem has " +
-                  (asked ? "a" : "no") + " tensor of that name");
+    if (group->has(name) == asked) return;
+    if (asked && p.mode == Mode::verify) group->fail("lacks " + in_quotes(name) + ", which every verify case has");
+    group->fail(std::string(asked ? "lacks " : "holds ") + in_quotes(name) + " although the problem has " +
+                (asked ? "a" : "no") + " tensor of that name" + (asked ? "" : " and is not a verify call"));
   };
   present_when_asked("chunk_states", p.chunk_states.has_value());
-  present_when_asked("token_states", p.token_states.has_value());
+  present_when_asked("token_states", expects_token_states(p));
   if (p.chunk_states) e.chunk_states = read_reals(*group, "chunk_states", {0, p.HV, head[0], head[1]}, true);
-  if (p.token_states) e.token_states = read_reals(*group, "token_states", {p.B, p.T, p.HV, head[0], head[1]}, false);
+  if (expects_token_states(p))
+    e.token_states = read_reals(*group, "token_states", {p.B, p.T, p.HV, head[0], head[1]}, false);
   return e;
 }
 

@@ -17,11 +17,11 @@ using Dims = std::vector<hsize_t>;
 
 // Every view well-formed; outside its buffer only in a contract case.
 void check_views(const Case& c, const std::vector<NamedBuffer>& buffers) {
-  for (const auto& slot : tensor_slots()) {
-    const Tensor* t = tensor_of(c.problem, slot);
+  for (const auto& field : tensor_fields()) {
+    const Tensor* t = field.in(c.problem);
     if (!t) continue;
     const ViewReach reach = reach_of(t->view);
-    const std::string what = "tensor " + in_quotes(slot.name) + " view " + t->view.describe();
+    const std::string what = "tensor " + in_quotes(field.name) + " view " + t->view.describe();
     if (!reach.error.empty()) throw std::invalid_argument(what + " " + reach.error);
     if (!c.violation && !fits(reach, t->buffer->size()))
       throw std::invalid_argument(what + " leaves its " + std::to_string(t->buffer->size()) + "-byte buffer " +
@@ -59,11 +59,12 @@ ExpectedDims expected_dims(const Problem& p, const ReferenceOutputs& e) {
   check("final_state", e.final_state.size(), d.final_state);
   check("written", e.written.size(), d.written);
   if (p.chunk_states) check("chunk_states", e.chunk_states.size(), d.chunk_states);
-  if (p.token_states) check("token_states", e.token_states.size(), d.token_states);
+  if (expects_token_states(p)) check("token_states", e.token_states.size(), d.token_states);
   if (!p.chunk_states && !e.chunk_states.empty())
     throw std::invalid_argument("expected chunk_states given for a problem without a chunk_states tensor");
-  if (!p.token_states && !e.token_states.empty())
-    throw std::invalid_argument("expected token_states given for a problem without a token_states tensor");
+  if (!expects_token_states(p) && !e.token_states.empty())
+    throw std::invalid_argument("expected token_states given for a problem without a token_states tensor "
+                                "that is not a verify call");
   return d;
 }
 
@@ -74,6 +75,7 @@ void write_problem_attributes(const Out& kase, const Problem& p, std::uint64_t c
   const std::pair<const char*, i64> sizes[] = {{"B", p.B},   {"T", p.T}, {"N", p.N}, {"H", p.H},
                                                {"HV", p.HV}, {"K", p.K}, {"V", p.V}};
   for (const auto& [name, value] : sizes) kase.int64(name, value);
+  if (p.mode == Mode::verify) kase.int64("L", p.L);
   if (op.scale) kase.real("scale", *op.scale);
   kase.flag("l2norm_qk", op.l2norm_qk);
   kase.flag("beta_from_logits", op.beta_from_logits);
@@ -97,10 +99,10 @@ void write_buffers(const Out& kase, const std::vector<NamedBuffer>& buffers) {
 
 void write_tensors(const Out& kase, const Problem& p, const std::vector<NamedBuffer>& buffers) {
   const Out group = kase.group("tensors");
-  for (const auto& slot : tensor_slots()) {
-    const Tensor* t = tensor_of(p, slot);
+  for (const auto& field : tensor_fields()) {
+    const Tensor* t = field.in(p);
     if (!t) continue;
-    const Out g = group.group(std::string(slot.name));
+    const Out g = group.group(std::string(field.name));
     g.text("buffer", buffer_entry(buffers, t->buffer.get()).name);
     g.text("dtype", name_of(t->dtype()));
     g.int64s("shape", t->view.shape);
@@ -118,7 +120,7 @@ void write_expected(const Out& kase, const Problem& p, const ReferenceOutputs& e
   real("final_state", e.final_state, d.final_state);
   group.dataset("written", H5T_STD_I8LE, H5T_NATIVE_CHAR, d.written, e.written.data());
   if (p.chunk_states) real("chunk_states", e.chunk_states, d.chunk_states);
-  if (p.token_states) real("token_states", e.token_states, d.token_states);
+  if (expects_token_states(p)) real("token_states", e.token_states, d.token_states);
 }
 
 }  // namespace

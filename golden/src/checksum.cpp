@@ -39,11 +39,11 @@ class Fnv1a {
 
 std::uint64_t input_checksum(const Problem& p, const std::vector<NamedBuffer>& buffers) {
   Fnv1a h;
-  for (const auto& slot : tensor_slots()) {
-    const Tensor* t = tensor_of(p, slot);
+  for (const auto& field : tensor_fields()) {
+    const Tensor* t = field.in(p);
     if (!t) continue;
     const View& v = t->view;
-    h.text(slot.name);
+    h.text(field.name);
     h.text(buffer_entry(buffers, t->buffer.get()).name);
     h.text(name_of(v.dtype));
     h.integer(static_cast<std::int64_t>(v.shape.size()));

@@ -20,7 +20,7 @@ namespace {
 std::string file_label(const std::filesystem::path& path) { return "golden file '" + path.string() + "'"; }
 
 void check_schema(const In& root) {
-  detail::check_schema(root, kSchemaName, kSchemaVersion, "golden file");
+  detail::check_schema(root, kSchemaName, kOldestSchemaVersion, kSchemaVersion, "golden file");
   const std::string precision = root.text("reference_precision");
   if (precision != "fp64") root.fail("has reference precision '" + precision + "', expected 'fp64'");
   root.text("generator");
@@ -35,7 +35,8 @@ File::File(File&& other) noexcept
     : id_(std::exchange(other.id_, -1)),
       path_(std::move(other.path_)),
       writable_(other.writable_),
-      metadata_(std::move(other.metadata_)) {}
+      metadata_(std::move(other.metadata_)),
+      schema_version_(other.schema_version_) {}
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
@@ -44,6 +45,7 @@ File& File::operator=(File&& other) noexcept {
     path_ = std::move(other.path_);
     writable_ = other.writable_;
     metadata_ = std::move(other.metadata_);
+    schema_version_ = other.schema_version_;
   }
   return *this;
 }
@@ -76,6 +78,7 @@ File File::open(const std::filesystem::path& path) {
   File file(id, path, false, {});
   const In root = root_of(id, label);
   check_schema(root);
+  file.schema_version_ = root.int64("schema_version");
   const In group = root.group("metadata", "group 'metadata'");
   for (const auto& key : group.attribute_names()) file.metadata_[key] = group.text(key.c_str());
   root.group("cases", "group 'cases'");

@@ -45,15 +45,21 @@ In root_of(hid_t file, const std::string& label) {
   return In(std::move(root), label);
 }
 
-void check_schema(const In& root, std::string_view schema, std::int64_t version, std::string_view kind) {
+void check_schema(const In& root, std::string_view schema, std::int64_t oldest, std::int64_t version,
+                  std::string_view kind) {
   if (!root.has_attribute("schema"))
     root.fail("is not a kda-oracle " + std::string(kind) + ": root attribute 'schema' is missing");
   const std::string found = root.text("schema");
   if (found != schema) root.fail("has schema '" + found + "', this reader reads '" + std::string(schema) + "'");
   const std::int64_t found_version = root.int64("schema_version");
-  if (found_version != version)
-    root.fail("has schema version " + std::to_string(found_version) + (found_version > version ? ", newer than" : ", not") +
-              " this reader's version " + std::to_string(version));
+  if (found_version > version)
+    root.fail("has schema version " + std::to_string(found_version) + ", newer than this reader's version " +
+              std::to_string(version));
+  const std::string readable =
+      oldest == version ? std::to_string(version) : std::to_string(oldest) + " to " + std::to_string(version);
+  if (found_version < oldest)
+    root.fail("has schema version " + std::to_string(found_version) + ", which this reader does not read (it reads " +
+              readable + ")");
 }
 
 }  // namespace kda::golden::detail

@@ -16,8 +16,9 @@ hid_t create_file(const std::filesystem::path& path, const std::string& label);
 hid_t open_file(const std::filesystem::path& path, const std::string& label);
 In root_of(hid_t file, const std::string& label);
 
-// The root attributes `schema` (equal to `schema`) and `schema_version` (equal to `version`); `kind`
+// The root attributes `schema` (equal to `schema`) and `schema_version` (oldest .. version); `kind`
 // names the file in messages ("golden file").
-void check_schema(const In& root, std::string_view schema, std::int64_t version, std::string_view kind);
+void check_schema(const In& root, std::string_view schema, std::int64_t oldest, std::int64_t version,
+                  std::string_view kind);
 
 }  // namespace kda::golden::detail

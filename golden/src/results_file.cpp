@@ -1,6 +1,5 @@
 // Results files: root attributes (schema, version, kernel), /cases, and one group per case holding
 // the kernel's output buffers, its rejection or why it cannot run the case.
-#include <array>
 #include <algorithm>
 #include <utility>
 
@@ -17,17 +16,27 @@ using detail::Out;
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kOutputs{"o", "state_pool", "final_state", "chunk_states", "token_states"};
-
 std::string file_label(const std::filesystem::path& path) { return "results file '" + path.string() + "'"; }
 
-// The output tensors of a problem, in the order of kOutputs.
+// The output tensors of a problem (those the call may write, the pool included), in the order of
+// kda::tensor_fields().
 std::vector<std::pair<std::string_view, const Tensor*>> outputs_of(const Problem& p) {
-  std::vector<std::pair<std::string_view, const Tensor*>> out{{"o", &p.o}};
-  for (auto [name, tensor] : {std::pair{"state_pool", &p.state_pool}, {"final_state", &p.final_state},
-                              {"chunk_states", &p.chunk_states}, {"token_states", &p.token_states}})
-    if (*tensor) out.emplace_back(name, &**tensor);
+  std::vector<std::pair<std::string_view, const Tensor*>> out;
+  for (const auto& field : tensor_fields())
+    if (const Tensor* t = field.in(p); t && field.written()) out.emplace_back(field.name, t);
   return out;
+}
+
+bool is_output_name(const std::string& name) {
+  const TensorField* field = find_tensor_field(name);
+  return field && field->written();
+}
+
+std::string output_names() {
+  std::string names;
+  for (const auto& field : tensor_fields())
+    if (field.written()) names += (names.empty() ? "" : ", ") + std::string(field.name);
+  return names;
 }
 
 OutputBuffer read_output(const In& kase, const std::string& tensor) {
@@ -83,7 +92,7 @@ ResultsFile ResultsFile::open(const std::filesystem::path& path) {
   const std::string label = file_label(path);
   ResultsFile file(detail::open_file(path, label), path, false, {});
   const In root = detail::root_of(file.id_, label);
-  detail::check_schema(root, kResultsSchemaName, kResultsSchemaVersion, "results file");
+  detail::check_schema(root, kResultsSchemaName, kResultsSchemaVersion, kResultsSchemaVersion, "results file");
   file.kernel_ = root.text("kernel");
   root.group("cases", "group 'cases'");
   return file;
@@ -144,9 +153,8 @@ CaseResult ResultsFile::read(const std::string& name) const {
   const In kase = cases.group(name, "case " + detail::in_quotes(name));
   const auto members = kase.members();
   for (const auto& m : members)
-    if (std::find(kOutputs.begin(), kOutputs.end(), m) == kOutputs.end())
-      kase.fail("holds " + detail::in_quotes(m) +
-                ", which is not an output tensor (o, state_pool, final_state, chunk_states, token_states)");
+    if (!is_output_name(m))
+      kase.fail("holds " + detail::in_quotes(m) + ", which is not an output tensor (" + output_names() + ")");
   const bool rejected = kase.has_attribute("rejected_rule"), unsupported = kase.has_attribute("unsupported");
   if (int{rejected} + int{unsupported} + int{!members.empty()} != 1)
     kase.fail("must hold exactly one of: output datasets, the attributes 'rejected_rule' and 'rejected_message', "
@@ -155,8 +163,9 @@ CaseResult ResultsFile::read(const std::string& name) const {
   CaseResult r;
   if (rejected) r.rejection = Rejection{kase.text("rejected_rule"), kase.text("rejected_message")};
   if (unsupported) r.unsupported = kase.text("unsupported");
-  for (std::string_view tensor : kOutputs)
-    if (kase.has(std::string(tensor))) r.outputs.push_back(read_output(kase, std::string(tensor)));
+  for (const auto& field : tensor_fields())
+    if (field.written() && kase.has(std::string(field.name)))
+      r.outputs.push_back(read_output(kase, std::string(field.name)));
   return r;
 }
 

@@ -43,6 +43,21 @@ const Suite& smoke_suite() {
                .poison(props::Poison::huge)},
           {"batched_token_states", "batched rows without cu_seqlens, negative eigenvalues, per-token states",
            CaseBuilder({9, 9}, 1, 1, 16, 8, 107).batched().no_initial_state().beta_logits(true).token_states()},
+          {"verify_table", "index-table verify, L = 4: accepted 1, L and between, a padding row, a -1 entry, GVA",
+           CaseBuilder({4, 4, 4, 4}, 1, 2, 16, 8, 108)
+               .verify_table(4, {1, 2, 3, 4, 5, 6, 7, 8, -1, -1, -1, -1, 9, -1, 10, 11}, {1, 4, 1, 3}, 13)},
+          {"verify_table_strided_kv", "index-table verify on a column-major table, int64 counts, [K,V] states, "
+                                      "ragged requests",
+           CaseBuilder({4, 2, 4}, 1, 1, 16, 8, 109)
+               .kv_layout()
+               .verify_table(4, {7, -1, 3, 1, 2, 5, -1, -1, 8, 9, 10, 0}, {3, 2, 4}, 12, DType::i64),
+           true},
+          {"verify_table_one_token", "index-table verify with L = 1 on batched rows, a padding row",
+           CaseBuilder({1, 1, 1}, 1, 1, 8, 8, 110).batched().verify_table(1, {2, -1, 0}, {1, 1, 1}, 4)},
+          {"verify_scratch", "scratch verify, L = 4 in 6 scratch steps, a permuted row map, a padding row",
+           CaseBuilder({4, 4, 4}, 1, 2, 8, 16, 111).verify_scratch(4, {3, -1, 0}, 5, {2, 0, 1}, 4, 6)},
+          {"verify_scratch_identity_kv", "scratch verify, L = 1, an identity row map, [K,V] states",
+           CaseBuilder({1, 1}, 1, 2, 8, 8, 112).kv_layout().verify_scratch(1, {1, 0}, 3, {0, 1}, 2, 1)},
       },
       {"view_in_bounds", "varlen_batch_one", "chunk_size", "state_pool_alignment", "state_indices_range"},
   };

@@ -1,7 +1,7 @@
 // The standard suite: the catalogue's dimensions one by one (varlen packings with empty sequences,
 // GVA, both state layouts, every gate form, padded pools with -1 rows, chunk boundaries, decode
 // batches, dtypes, options, strided inputs, per-chunk and per-token states, odd and realistic head
-// dims) and every contract case.
+// dims, speculative-decoding verify in both forms) and every contract case.
 #include "case_builder.hpp"
 #include "kda/contract_cases.hpp"
 #include "kda/golden/suites.hpp"
@@ -117,6 +117,36 @@ std::vector<SuiteCase> valid_cases() {
            .beta_logits(false)
            .lower_bound_gate(-5.0, true, true)},
       {"long_sequence", "one 1000-token sequence", CaseBuilder({1000}, 1, 1, 64, 64, 237)},
+      // speculative-decoding verify
+      {"verify_table_mtp3", "index-table verify, L = 4 (MTP num_spec 3): accepted 1, L and between, a padding "
+                            "row, -1 entries; bf16 activations, the softplus gate, l2norm",
+       CaseBuilder({4, 4, 4, 4, 4}, 1, 2, 64, 64, 238)
+           .dtypes(DType::bf16, DType::bf16)
+           .l2norm()
+           .beta_logits(false)
+           .softplus_gate()
+           .verify_table(4, {1, 2, 3, 4, 5, 6, 7, 8, -1, -1, -1, -1, 9, -1, 10, 11, 12, 13, 14, -1},
+                         {1, 4, 2, 3, 2}, 16)},
+      {"verify_table_eagle7_strided", "index-table verify, L = 8, a column-major table, int64 counts, [K,V] "
+                                      "states, ragged requests, the safe lower-bound gate",
+       CaseBuilder({8, 3, 8}, 1, 2, 64, 32, 239)
+           .kv_layout()
+           .lower_bound_gate(-5.0, true, true)
+           .verify_table(8, {17, 16, 15, 14, 13, 12, 11, 10, 1, 2, 3, -1, -1, -1, -1, -1, 4, 5, 6, 7, 8, 9, 0, 20},
+                         {8, 3, 5}, 22, DType::i64),
+       true},
+      {"verify_table_one_token", "index-table verify with L = 1 on batched rows, a padding row",
+       CaseBuilder({1, 1, 1, 1}, 1, 2, 32, 32, 240).batched().verify_table(1, {3, -1, 0, 5}, {1, 1, 1, 1}, 6)},
+      {"verify_scratch_sglang", "scratch verify, L = 4 in 6 scratch steps, a permuted row map, a padding row, "
+                                "K = V = 128, bf16 activations",
+       CaseBuilder({4, 4, 4}, 1, 1, 128, 128, 241)
+           .dtypes(DType::bf16, DType::bf16)
+           .l2norm()
+           .verify_scratch(4, {3, -1, 0}, 4, {2, 0, 1}, 3, 6)},
+      {"verify_scratch_identity_kv", "scratch verify, L = 8, an identity row map (FlashInfer), [K,V] states",
+       CaseBuilder({8, 8}, 1, 2, 64, 64, 242).kv_layout().verify_scratch(8, {1, 0}, 3, {0, 1}, 2, 8)},
+      {"verify_scratch_one_token", "scratch verify, L = 1 in 2 scratch steps, GVA",
+       CaseBuilder({1, 1, 1}, 1, 4, 32, 32, 243).verify_scratch(1, {2, 0, 1}, 3, {1, 2, 0}, 3, 2)},
   };
 }
 

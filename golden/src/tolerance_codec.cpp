@@ -18,7 +18,16 @@ namespace detail {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> kOutputs{"o", "final_state", "chunk_states", "token_states"};
+// The compared outputs in their order (props::compare's): a verify call's per-token states are judged
+// where its form stores them, as "state_pool" (index table) or "scratch_states" (scratch buffer).
+constexpr std::array<std::string_view, 6> kOutputs{"o",           "final_state", "chunk_states",
+                                                   "token_states", "state_pool", "scratch_states"};
+
+std::string output_list() {
+  std::string s;
+  for (auto name : kOutputs) s += (s.empty() ? "" : ", ") + std::string(name);
+  return s;
+}
 
 std::size_t output_rank(std::string_view tensor) {
   return static_cast<std::size_t>(std::find(kOutputs.begin(), kOutputs.end(), tensor) - kOutputs.begin());
@@ -30,11 +39,10 @@ void check_tolerance(const Tolerance& t) {
   for (std::size_t i = 0; i < t.outputs.size(); ++i) {
     const std::string& tensor = t.outputs[i].tensor;
     if (output_rank(tensor) == kOutputs.size())
-      throw std::invalid_argument("tolerance for " + in_quotes(tensor) +
-                                  ": not an output tensor (o, final_state, chunk_states, token_states)");
+      throw std::invalid_argument("tolerance for " + in_quotes(tensor) + ": not an output tensor (" + output_list() +
+                                  ")");
     if (i > 0 && output_rank(t.outputs[i - 1].tensor) >= output_rank(tensor))
-      throw std::invalid_argument("tolerance outputs must be listed once each, in the order o, final_state, "
-                                  "chunk_states, token_states");
+      throw std::invalid_argument("tolerance outputs must be listed once each, in the order " + output_list());
   }
 }
 

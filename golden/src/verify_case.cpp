@@ -26,6 +26,7 @@ CaseReport report(const std::string& name, const Case& golden) {
   CaseReport r;
   r.name = name;
   if (golden.violation) r.expected_rule = golden.violation->rule;
+  r.call = verify_call(golden.problem);
   return r;
 }
 
@@ -62,24 +63,20 @@ std::string accepted_invalid(Rule rule) {
   return "ran a call that breaks " + std::string(kda::name_of(rule)) + " instead of rejecting it";
 }
 
-// The result's buffers copied into the case's output buffers (whole payloads, gaps included).
+// The result's buffers copied into the case's output buffers (whole payloads, gaps included): one
+// for every tensor the call may write (kda::tensor_fields()), the pool included.
 void install(const CaseResult& result, Problem& p, const std::string& label) {
-  const std::pair<const char*, Tensor*> outputs[] = {
-      {"o", &p.o},
-      {"state_pool", p.state_pool ? &*p.state_pool : nullptr},
-      {"final_state", p.final_state ? &*p.final_state : nullptr},
-      {"chunk_states", p.chunk_states ? &*p.chunk_states : nullptr},
-      {"token_states", p.token_states ? &*p.token_states : nullptr}};
   for (const OutputBuffer& b : result.outputs) {
-    const auto at = std::find_if(std::begin(outputs), std::end(outputs), [&](auto& o) { return b.tensor == o.first; });
-    if (at == std::end(outputs) || !at->second)
+    const TensorField* field = find_tensor_field(b.tensor);
+    if (!field || !field->written() || !field->in(p))
       throw FormatError(label + ": output '" + b.tensor + "' is not a tensor of this case");
   }
-  for (const auto& [tensor, t] : outputs) {
+  for (const TensorField& field : tensor_fields()) {
+    Tensor* t = field.written() ? field.in(p) : nullptr;
     if (!t) continue;
     const auto b = std::find_if(result.outputs.begin(), result.outputs.end(),
-                                [name = tensor](auto& o) { return o.tensor == name; });  // clang < 16: no binding captures
-    const std::string what = label + ": output '" + tensor + "'";
+                                [&field](auto& o) { return o.tensor == field.name; });
+    const std::string what = label + ": output '" + std::string(field.name) + "'";
     if (b == result.outputs.end()) throw FormatError(what + " is missing (the case has that output tensor)");
     if (b->dtype != t->dtype())
       throw FormatError(what + " holds " + std::string(kda::name_of(b->dtype)) + " elements, the case's buffer " +
@@ -94,6 +91,16 @@ void install(const CaseResult& result, Problem& p, const std::string& label) {
 }
 
 }  // namespace
+
+std::string verify_call(const Problem& p) {
+  if (p.mode != Mode::verify) return {};
+  std::string s = "verify, L = " + std::to_string(p.L);
+  if (p.num_accepted) return s + ", index-table form";
+  if (p.scratch_states && p.scratch_states->view.rank() == 5)
+    return s + ", scratch form (" + std::to_string(p.scratch_states->shape()[1]) + 
+           (p.scratch_states->shape()[1] == 1 ? " step)" : " steps)");
+  return s + (p.scratch_states || p.scratch_indices ? ", scratch form" : ", no verify form");
+}
 
 CaseReport verify_case(const std::string& name, Case golden, Kernel& kernel, ResultsFile* save) {
   CaseReport r = report(name, golden);

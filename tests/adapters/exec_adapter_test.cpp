@@ -2,10 +2,12 @@
 // misbehave (adapters/tests/misbehaving_adapter.py) is a clear failure after which the next case runs.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "kda/adapters/exec_kernel.hpp"
 #include "kda/properties/case_spec.hpp"
+#include "kda/problem_factory.hpp"
 #include "kda/properties/comparison.hpp"
 #include "kda/reference.hpp"
 
@@ -89,6 +91,97 @@ TEST(ExecAdapter, NumpyAdapterComputesThroughTheProtocol) {
   EXPECT_EQ(kernel->capabilities().state_dtypes, (std::vector<DType>{DType::bf16, DType::f32, DType::f64}));
   expect_correct(*kernel);
   expect_correct(*kernel);  // the same process, a second request
+}
+
+// A verify call (L = 3) in either form: the index table [[4,-1,2],[-1,-1,-1],[0,1,5]] with int64
+// counts (3, 2, 1: initial slots 2, -1 (a padding row) and 0), or the scratch form with the row map
+// (2, 0, 1), 4 scratch steps, a padding row and [K,V] states.
+Problem verify_problem(StateSource form) {
+  props::CaseSpec spec;
+  ProblemSpec& p = spec.problem;
+  p.mode = Mode::verify;
+  p.lengths = {3, 3, 2};
+  p.H = 1, p.HV = 2, p.K = 16, p.V = 8;
+  p.state = form;
+  p.L = 3;
+  if (form == StateSource::table) {
+    p.indices = {4, -1, 2, -1, -1, -1, 0, 1, 5};
+    p.accepted = {3, 2, 1};
+    p.accepted_dtype = DType::i64;
+    p.pool_slots = 7;
+  } else {
+    p.indices = {1, -1, 0};
+    p.scratch_indices = {2, 0, 1};
+    p.scratch_rows = 3, p.scratch_steps = 4;
+    p.options.state_layout = StateLayout::kv;
+  }
+  spec.data_seed = 9;
+  return props::build_case(spec);
+}
+
+bool same_payload(const Tensor& a, const Tensor& b, std::int64_t from, std::int64_t to) {
+  return std::memcmp(a.buffer->data() + from, b.buffer->data() + from, static_cast<std::size_t>(to - from)) == 0;
+}
+
+TEST(ExecAdapter, NumpyAdapterDeclaresBothVerifyFormsButNotWithoutAPool) {
+  auto kernel = start_exec_adapter(kPython + " " + kAdapters + "/numpy_adapter.py");
+  const Capabilities& c = kernel->capabilities();
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::prefill, Mode::decode, Mode::verify}));
+  EXPECT_EQ(c.state_sources, (std::vector<StateSource>{StateSource::none, StateSource::dense, StateSource::pool,
+                                                       StateSource::table, StateSource::scratch}));
+  auto no_pool = start_exec_adapter(kPython + " " + kAdapters + "/numpy_adapter.py --no-pool");
+  EXPECT_EQ(no_pool->capabilities().modes, (std::vector<Mode>{Mode::prefill, Mode::decode}));
+  EXPECT_EQ(no_pool->capabilities().state_sources, (std::vector<StateSource>{StateSource::none, StateSource::dense}));
+  for (StateSource form : {StateSource::table, StateSource::scratch}) {
+    EXPECT_EQ(c.unsupported(verify_problem(form)), "") << name_of(form);
+    EXPECT_NE(no_pool->capabilities().unsupported(verify_problem(form)), "") << name_of(form);
+  }
+}
+
+// The output and the state after every token agree with the fp64 reference, found where the form
+// stores them; no other pool slot changes (the scratch form leaves the whole pool as it was).
+TEST(ExecAdapter, NumpyAdapterComputesVerifyCallsInBothForms) {
+  auto kernel = start_exec_adapter(kPython + " " + kAdapters + "/numpy_adapter.py");
+  for (StateSource form : {StateSource::table, StateSource::scratch}) {
+    SCOPED_TRACE(name_of(form));
+    Problem p = verify_problem(form);
+    const Problem before = deep_copy(p);
+    const RunOutcome outcome = kernel->run(p);
+    ASSERT_EQ(outcome.status, Status::ok) << outcome.message;
+    const ReferenceOutputs want = run_reference<double>(before, Algorithm::recurrent, 1);
+    ASSERT_EQ(want.written, (std::vector<char>{1, 0, 1}));
+    const ReferenceOutputs got = props::read_outputs(p);
+    for (std::size_t i = 0; i < want.o.size(); ++i) ASSERT_NEAR(got.o[i], want.o[i], 1e-5 * (1 + std::abs(want.o[i])));
+    const Shape head = p.state_head_shape();
+    std::int64_t stored = 0;
+    for (std::int64_t n = 0; n < p.N; ++n) {
+      if (!want.written[static_cast<std::size_t>(n)]) continue;
+      for (std::int64_t t = 0; t < p.length(n); ++t) {
+        const std::int64_t slot = p.token_slot(n, t);
+        if (slot < 0) continue;
+        ++stored;
+        for (std::int64_t hv = 0; hv < p.HV; ++hv)
+          for (std::int64_t a = 0; a < head[0]; ++a)
+            for (std::int64_t b = 0; b < head[1]; ++b) {
+              const double x = form == StateSource::table ? p.state_pool->at({slot, hv, a, b})
+                                                          : p.scratch_states->at({slot, t, hv, a, b});
+              const double w = want.token_states[static_cast<std::size_t>(
+                  (((p.row(n) * p.T + p.first(n) + t) * p.HV + hv) * head[0] + a) * head[1] + b)];
+              ASSERT_NEAR(x, w, 1e-5 * (1 + std::abs(w))) << "request " << n << " token " << t;
+            }
+      }
+    }
+    EXPECT_EQ(stored, form == StateSource::table ? 4 : 5) << "a -1 table entry stores nothing";
+    const Tensor &pool = *p.state_pool, &pool_before = *before.state_pool;
+    const std::int64_t slot_bytes = pool.view.strides[0] * static_cast<std::int64_t>(size_of(pool.dtype()));
+    if (form == StateSource::scratch) {
+      EXPECT_TRUE(same_payload(pool, pool_before, 0, static_cast<std::int64_t>(pool.buffer->size())))
+          << "the scratch form only reads the pool";
+      continue;
+    }
+    for (std::int64_t untouched : {3, 6})  // slots no table entry names
+      EXPECT_TRUE(same_payload(pool, pool_before, untouched * slot_bytes, (untouched + 1) * slot_bytes)) << untouched;
+  }
 }
 
 TEST(ExecAdapter, ACrashIsReportedWithItsSignal) {

@@ -70,15 +70,8 @@ void write_bytes(const fs::path& p, const std::vector<char>& bytes) {
 
 // Every tensor of a problem by name, present or not.
 std::vector<std::pair<std::string, const Tensor*>> tensors(const Problem& p) {
-  std::vector<std::pair<std::string, const Tensor*>> all{{"q", &p.q}, {"k", &p.k},       {"v", &p.v},
-                                                         {"g", &p.g}, {"beta", &p.beta}, {"o", &p.o}};
-  const std::pair<const char*, const std::optional<Tensor>*> optional[] = {
-      {"cu_seqlens", &p.cu_seqlens},    {"A_log", &p.A_log},
-      {"dt_bias", &p.dt_bias},          {"initial_state", &p.initial_state},
-      {"state_pool", &p.state_pool},    {"state_indices", &p.state_indices},
-      {"final_state", &p.final_state},  {"chunk_states", &p.chunk_states},
-      {"token_states", &p.token_states}};
-  for (const auto& [name, t] : optional) all.emplace_back(name, *t ? &**t : nullptr);
+  std::vector<std::pair<std::string, const Tensor*>> all;
+  for (const auto& field : tensor_fields()) all.emplace_back(field.name, field.in(p));
   return all;
 }
 
@@ -95,8 +88,8 @@ bool same_bits(std::optional<double> a, std::optional<double> b) {
 void expect_same_problem(const Problem& a, const Problem& b) {
   EXPECT_EQ(a.describe(), b.describe());
   EXPECT_EQ(a.mode, b.mode);
-  EXPECT_EQ((std::vector<i64>{a.B, a.T, a.N, a.H, a.HV, a.K, a.V}),
-            (std::vector<i64>{b.B, b.T, b.N, b.H, b.HV, b.K, b.V}));
+  EXPECT_EQ((std::vector<i64>{a.B, a.T, a.N, a.H, a.HV, a.K, a.V, a.L}),
+            (std::vector<i64>{b.B, b.T, b.N, b.H, b.HV, b.K, b.V, b.L}));
   const Options &x = a.options, &y = b.options;
   EXPECT_TRUE(same_bits(x.scale, y.scale));
   EXPECT_TRUE(same_bits(x.lower_bound, y.lower_bound));
@@ -249,6 +242,31 @@ std::vector<NamedSpec> specs() {
     all.push_back({"DecodeGateInKernelScale", s});
   }
   {
+    ProblemSpec s;  // verify, index-table form: ragged requests, -1 entries, a padding row, int64 counts
+    s.mode = Mode::verify;
+    s.lengths = {3, 2, 3};
+    s.HV = 2, s.K = 8, s.V = 16;
+    s.state = StateSource::table;
+    s.L = 3;
+    s.indices = {4, -1, 2, -1, -1, -1, 0, 1, 5};
+    s.accepted = {3, 2, 1};
+    s.accepted_dtype = DType::i64;
+    s.pool_slots = 7;
+    all.push_back({"VerifyTableInt64Counts", s});
+  }
+  {
+    ProblemSpec s;  // verify, scratch form: a permuted row map, more scratch steps than L, [K,V] states
+    s.mode = Mode::verify;
+    s.lengths = {2, 2};
+    s.state = StateSource::scratch;
+    s.L = 2;
+    s.indices = {1, 0};
+    s.scratch_indices = {2, 0};
+    s.scratch_rows = 3, s.scratch_steps = 4;
+    s.options.state_layout = StateLayout::kv;
+    all.push_back({"VerifyScratchRowMap", s});
+  }
+  {
     ProblemSpec s;  // nothing but empty sequences: zero-byte buffers, zero chunks
     s.lengths = {0, 0};
     s.chunk_states = s.token_states = true;
@@ -378,6 +396,65 @@ TEST_F(CaseIo, ExpectedOutputsRoundTripBitExact) {
   EXPECT_EQ(back.tolerance, c.tolerance);
   EXPECT_EQ(back.tolerance->bound_for("final_state"), 3e-7);
   EXPECT_EQ(back.tolerance->bound_for("chunk_states"), 7e-3) << "no entry: the group's bound";
+}
+
+// A verify case stores L and expects the state after every token, though it has no token_states tensor.
+TEST_F(CaseIo, VerifyCaseKeepsLAndItsExpectedTokenStates) {
+  ProblemSpec s;
+  s.mode = Mode::verify;
+  s.lengths = {4, 4};
+  s.state = StateSource::table;
+  s.L = 4;
+  s.indices = {1, 2, 3, 4, -1, -1, -1, -1};  // the second request is a padding row
+  s.accepted = {2, 1};
+  Case c;
+  c.problem = random_problem(s);
+  ASSERT_FALSE(c.problem.token_states);
+  c.expected = run_reference<double>(c.problem, Algorithm::recurrent);
+  ASSERT_EQ(c.expected->token_states.size(), static_cast<std::size_t>(8 * 16 * 16));
+  const Case back = round_trip(path("verify.h5"), c);
+  EXPECT_EQ(back.problem.mode, Mode::verify);
+  EXPECT_EQ(back.problem.L, 4);
+  expect_same_problem(c.problem, back.problem);
+  ASSERT_TRUE(back.expected);
+  EXPECT_EQ(back.expected->token_states, c.expected->token_states);
+  EXPECT_EQ(back.expected->written, (std::vector<char>{1, 0}));
+  EXPECT_TRUE(validate(back.problem, profile_strict()).empty()) << "the verify case read back is a valid call";
+
+  edit(path("verify.h5"),
+       [](hid_t f) { ASSERT_GE(H5Ldelete(f, "/cases/case/expected/token_states", H5P_DEFAULT), 0); });
+  expect_format_error([&] { File::open(path("verify.h5")).read_case("case"); },
+                      {"lacks 'token_states', which every verify case has"});
+}
+
+TEST_F(CaseIo, AttributeLBelongsToVerifyCasesOnly) {
+  ProblemSpec s;
+  s.mode = Mode::verify;
+  s.lengths = {2};
+  s.state = StateSource::scratch;
+  Case verify;
+  verify.problem = random_problem(s);
+  Case prefill;
+  prefill.problem = random_problem(ProblemSpec{});
+  {
+    File file = File::create(path("l.h5"));
+    file.write_case("verify", verify);
+    file.write_case("prefill", prefill);
+    file.close();
+  }
+  edit(path("l.h5"), [](hid_t f) {
+    ASSERT_GE(H5Adelete_by_name(f, "/cases/verify", "L", H5P_DEFAULT), 0);
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate_by_name(f, "/cases/prefill", "L", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                                      H5P_DEFAULT);
+    const i64 two = 2;
+    ASSERT_GE(H5Awrite(a, H5T_NATIVE_INT64, &two), 0);
+    H5Aclose(a), H5Sclose(space);
+  });
+  const File in = File::open(path("l.h5"));
+  expect_format_error([&] { in.read_case("verify"); }, {"case 'verify'", "'L'"});
+  expect_format_error([&] { in.read_case("prefill"); },
+                      {"case 'prefill'", "holds attribute 'L', which only a verify case has"});
 }
 
 TEST_F(CaseIo, ToleranceOutputsMustBeOutputTensorsInOrder) {
@@ -542,8 +619,14 @@ TEST_F(HostileFile, HdfFileOfAnotherKind) {
 }
 
 TEST_F(HostileFile, NewerSchemaVersion) {
-  edit(good(), [](hid_t f) { set_int_attribute(f, "schema_version", 2); });
-  expect_format_error([&] { File::open(good()); }, {"schema version 2, newer than this reader's version 1"});
+  edit(good(), [](hid_t f) { set_int_attribute(f, "schema_version", 3); });
+  expect_format_error([&] { File::open(good()); }, {"schema version 3, newer than this reader's version 2"});
+}
+
+TEST_F(HostileFile, SchemaVersionBeforeTheFirst) {
+  edit(good(), [](hid_t f) { set_int_attribute(f, "schema_version", 0); });
+  expect_format_error([&] { File::open(good()); },
+                      {"schema version 0, which this reader does not read (it reads 1 to 2)"});
 }
 
 TEST_F(HostileFile, MissingCaseAndMissingTensor) {

@@ -109,6 +109,77 @@ TEST(Suites, StandardCoversTheCatalogueDimensions) {
   for (const auto& [what, has] : dimensions) EXPECT_TRUE(some(s, has)) << "the standard suite lacks " << what;
 }
 
+// Both suites hold verify calls in both forms with every edge the issue names.
+TEST(Suites, BothCoverTheVerifyForms) {
+  using P = const ProblemSpec&;
+  auto table = [](P p) { return p.mode == Mode::verify && p.state == StateSource::table; };
+  auto scratch = [](P p) { return p.mode == Mode::verify && p.state == StateSource::scratch; };
+  // The table entry request n starts from, and whether some other entry of the table is -1.
+  auto initial = [](P p, std::size_t n) {
+    return p.indices[n * static_cast<std::size_t>(p.L) + static_cast<std::size_t>(p.accepted[n]) - 1];
+  };
+  auto identity = [](P p) {
+    for (std::size_t n = 0; n < p.scratch_indices.size(); ++n)
+      if (p.scratch_indices[n] != static_cast<std::int64_t>(n)) return false;
+    return true;
+  };
+  const std::pair<const char*, std::function<bool(const SuiteCase&)>> edges[] = {
+      {"an accepted count of 1",
+       [&](const SuiteCase& c) { return table(c.spec.problem) && contains(c.spec.problem.accepted, 1); }},
+      {"an accepted count of L",
+       [&](const SuiteCase& c) {
+         P p = c.spec.problem;
+         return table(p) && p.L > 1 && contains(p.accepted, p.L);
+       }},
+      {"an accepted count between 1 and L",
+       [&](const SuiteCase& c) {
+         P p = c.spec.problem;
+         return table(p) && std::any_of(p.accepted.begin(), p.accepted.end(), [&](auto a) { return a > 1 && a < p.L; });
+       }},
+      {"a padding row in the table form",
+       [&](const SuiteCase& c) {
+         P p = c.spec.problem;
+         for (std::size_t n = 0; table(p) && n < p.accepted.size(); ++n)
+           if (initial(p, n) == -1) return true;
+         return false;
+       }},
+      {"a -1 entry of a request that is not padding",
+       [&](const SuiteCase& c) {
+         P p = c.spec.problem;
+         for (std::size_t n = 0; table(p) && n < p.accepted.size(); ++n)
+           for (std::int64_t t = 0; initial(p, n) != -1 && t < p.L; ++t)
+             if (p.indices[n * static_cast<std::size_t>(p.L) + static_cast<std::size_t>(t)] == -1) return true;
+         return false;
+       }},
+      {"int64 accepted counts",
+       [&](const SuiteCase& c) { return table(c.spec.problem) && c.spec.problem.accepted_dtype == DType::i64; }},
+      {"a strided table", [&](const SuiteCase& c) { return table(c.spec.problem) && c.strided_table; }},
+      {"an identity row map", [&](const SuiteCase& c) { return scratch(c.spec.problem) && identity(c.spec.problem); }},
+      {"a permuted row map", [&](const SuiteCase& c) { return scratch(c.spec.problem) && !identity(c.spec.problem); }},
+      {"more scratch steps than L",
+       [&](const SuiteCase& c) { return scratch(c.spec.problem) && c.spec.problem.scratch_steps > c.spec.problem.L; }},
+      {"a padding row in the scratch form",
+       [&](const SuiteCase& c) { return scratch(c.spec.problem) && contains(c.spec.problem.indices, -1); }},
+      {"verify with [V,K] states",
+       [&](const SuiteCase& c) {
+         return c.spec.problem.mode == Mode::verify && c.spec.problem.options.state_layout == StateLayout::vk;
+       }},
+      {"verify with [K,V] states",
+       [&](const SuiteCase& c) {
+         return c.spec.problem.mode == Mode::verify && c.spec.problem.options.state_layout == StateLayout::kv;
+       }},
+      {"a table with L = 1", [&](const SuiteCase& c) { return table(c.spec.problem) && c.spec.problem.L == 1; }},
+      {"a table with L >= 4", [&](const SuiteCase& c) { return table(c.spec.problem) && c.spec.problem.L >= 4; }},
+      {"a scratch form with L = 1",
+       [&](const SuiteCase& c) { return scratch(c.spec.problem) && c.spec.problem.L == 1; }},
+      {"a scratch form with L >= 4",
+       [&](const SuiteCase& c) { return scratch(c.spec.problem) && c.spec.problem.L >= 4; }},
+  };
+  for (const Suite* s : suites())
+    for (const auto& [what, has] : edges)
+      EXPECT_TRUE(std::any_of(s->cases.begin(), s->cases.end(), has)) << "the " << s->name << " suite lacks " << what;
+}
+
 TEST(Suites, ToleranceFollowsThePolicy) {
   const SuiteCase& c = *std::find_if(smoke_suite().cases.begin(), smoke_suite().cases.end(),
                                      [](const SuiteCase& x) { return x.name == "gva_bf16_kv_softplus"; });

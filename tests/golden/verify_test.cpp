@@ -316,6 +316,74 @@ TEST_F(Verify, DamagedResultsFilesAreRefused) {
   expect_format_error([&] { ResultsFile::open(path("truncated.h5")); }, {"cannot be opened as an HDF5 file"});
 }
 
+// A verify case's results carry every buffer the call may write: the pool (index-table form) or
+// the scratch buffer and the pool (scratch form); a wrong per-token state fails that case only, and so
+// does a scratch-form run that writes the committed pool.
+TEST_F(Verify, VerifyCasesAreJudgedWhereTheirFormStoresTheStates) {
+  const File golden = File::open(golden_path());
+  const fs::path good = results("verify.h5");
+  const ResultsFile stored = ResultsFile::open(good);
+  auto names = [](const CaseResult& r) {
+    std::vector<std::string> out;
+    for (const auto& b : r.outputs) out.push_back(b.tensor);
+    return out;
+  };
+  EXPECT_EQ(names(stored.read("verify_table")), (std::vector<std::string>{"state_pool", "o"}));
+  EXPECT_EQ(names(stored.read("verify_scratch")), (std::vector<std::string>{"state_pool", "o", "scratch_states"}));
+  expect_failed_exactly(verify_results(good), {});
+
+  // The state after token 2 of request 0, in scratch row 2 (the row map sends request 0 there).
+  const auto scratch = results("verify_scratch_state.h5", [](const std::string& name, Case& c, ResultsFile& out) {
+    if (name != "verify_scratch") return false;
+    make_reference_kernel(Precision::fp64, Algorithm::recurrent)->run(c.problem);
+    Tensor& st = *c.problem.scratch_states;
+    st.set({2, 2, 1, 3, 4}, st.at({2, 2, 1, 3, 4}) + 0.5);
+    out.write_outputs(name, c.problem);
+    return true;
+  });
+  const auto reports = verify_results(scratch);
+  expect_failed_exactly(reports, {"verify_scratch"});
+  const CaseReport& r = find(reports, "verify_scratch");
+  const auto states =
+      std::find_if(r.outputs.begin(), r.outputs.end(), [](auto& t) { return t.tensor == "scratch_states"; });
+  ASSERT_NE(states, r.outputs.end()) << "a verify case is judged on the state after every token, where it is stored";
+  EXPECT_FALSE(states->passed());
+
+  // The scratch form only reads the pool: a run that also commits a state there fails.
+  const auto pool = results("verify_scratch_pool.h5", [](const std::string& name, Case& c, ResultsFile& out) {
+    if (name != "verify_scratch") return false;
+    make_reference_kernel(Precision::fp64, Algorithm::recurrent)->run(c.problem);
+    Tensor& sp = *c.problem.state_pool;
+    sp.set({3, 0, 0, 0}, sp.at({3, 0, 0, 0}) + 1.0);  // slot 3: request 0's committed state
+    out.write_outputs(name, c.problem);
+    return true;
+  });
+  const auto pool_reports = verify_results(pool);
+  expect_failed_exactly(pool_reports, {"verify_scratch"});
+  EXPECT_FALSE(find(pool_reports, "verify_scratch").changes.empty()) << "the committed pool changed";
+}
+
+// Schema version 1 (before verify calls) lays out every other case as version 2 does: such a file
+// still opens and verifies.
+TEST_F(Verify, ASchemaVersionOneFileStillVerifies) {
+  const Suite& suite = smoke_suite();
+  {
+    File v1 = File::create(path("v1.h5"));
+    for (const SuiteCase& c : suite.cases)
+      if (c.spec.problem.mode != Mode::verify) v1.write_case(c.name, golden_case(suite, c));
+    v1.close();
+  }
+  edit(path("v1.h5"), [](hid_t f) {
+    const std::int64_t one = 1;
+    const hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    ASSERT_GE(H5Awrite(a, H5T_NATIVE_INT64, &one), 0);
+    H5Aclose(a);
+  });
+  const auto reports = verify(File::open(path("v1.h5")), *make_reference_kernel(Precision::fp64, Algorithm::recurrent));
+  ASSERT_EQ(reports.size(), 7u);
+  for (const auto& r : reports) EXPECT_EQ(r.outcome, Outcome::passed) << r.name;
+}
+
 TEST_F(Verify, ACaseWithoutExpectedOutputsIsNotAGoldenCase) {
   Case c = File::open(golden_path()).read_case("decode_batch");
   c.expected.reset();

@@ -7,6 +7,7 @@
 
 #include "golden_commands.hpp"
 #include "kda/golden/case_io.hpp"
+#include "kda/golden/verify.hpp"
 
 namespace kda::cli {
 
@@ -17,11 +18,12 @@ struct InspectArgs {
   std::string case_name;
 };
 
+// Where the states come from: none, dense, pool, or a verify form (table, scratch), dtype and layout.
 std::string state_of(const Problem& p) {
   const Tensor* state = p.state_pool ? &*p.state_pool : p.initial_state ? &*p.initial_state
                                                      : p.final_state    ? &*p.final_state
                                                                         : nullptr;
-  std::string s = p.state_pool ? "pool" : p.initial_state ? "dense" : "none";
+  std::string s(name_of(state_source_of(p)));
   if (state) s += " " + std::string(name_of(state->dtype()));
   return s + " " + std::string(name_of(p.options.state_layout));
 }
@@ -34,12 +36,12 @@ double rms(const std::vector<double>& x) {
 void print_file(const golden::File& file) {
   const auto names = file.case_names();
   std::printf("%s: schema %s version %lld, %zu cases\n", file.path().c_str(), std::string(golden::kSchemaName).c_str(),
-              static_cast<long long>(golden::kSchemaVersion), names.size());
+              static_cast<long long>(file.schema_version()), names.size());
   for (const auto& [key, value] : file.metadata()) std::printf("  %s: %s\n", key.c_str(), value.c_str());
   int width = 4;
   for (const auto& name : names) width = std::max(width, static_cast<int>(name.size()));
-  std::printf("%-*s %-8s %-7s %4s %5s %3s %3s %4s %4s %-10s %-16s %s\n", width, "case", "kind", "mode", "N", "T", "H",
-              "HV", "K", "V", "in/out", "state", "bound(o) / rule");
+  std::printf("%-*s %-8s %-7s %2s %4s %5s %3s %3s %4s %4s %-10s %-16s %s\n", width, "case", "kind", "mode", "L", "N",
+              "T", "H", "HV", "K", "V", "in/out", "state", "bound(o) / rule");
   for (const auto& name : names) {
     const golden::Case c = file.read_case(name, golden::ViewCheck::inside_buffers_unless_contract);
     const Problem& p = c.problem;
@@ -47,8 +49,10 @@ void print_file(const golden::File& file) {
     char last[96] = "-";
     if (c.violation) std::snprintf(last, sizeof last, "%s", std::string(name_of(c.violation->rule)).c_str());
     else if (c.tolerance) std::snprintf(last, sizeof last, "%.2e", c.tolerance->bound);
-    std::printf("%-*s %-8s %-7s %4lld %5lld %3lld %3lld %4lld %4lld %-10s %-16s %s\n", width, name.c_str(),
-                c.violation ? "contract" : "valid", std::string(name_of(p.mode)).c_str(), static_cast<long long>(p.N),
+    const std::string L = p.mode == Mode::verify ? std::to_string(p.L) : "-";
+    std::printf("%-*s %-8s %-7s %2s %4lld %5lld %3lld %3lld %4lld %4lld %-10s %-16s %s\n", width, name.c_str(),
+                c.violation ? "contract" : "valid", std::string(name_of(p.mode)).c_str(), L.c_str(),
+                static_cast<long long>(p.N),
                 static_cast<long long>(p.T), static_cast<long long>(p.H), static_cast<long long>(p.HV),
                 static_cast<long long>(p.K), static_cast<long long>(p.V), dtypes.c_str(), state_of(p).c_str(), last);
   }
@@ -59,18 +63,12 @@ void print_case(const golden::File& file, const std::string& name) {
   const Problem& p = c.problem;
   std::printf("case %s (%s)\n  %s\n", name.c_str(), c.violation ? "contract" : "valid", p.describe().c_str());
   for (const auto& [key, value] : c.metadata) std::printf("  %s: %s\n", key.c_str(), value.c_str());
+  if (const std::string call = golden::verify_call(p); !call.empty()) std::printf("  call: %s\n", call.c_str());
   std::printf("  tensors:\n");
-  auto opt = [](const std::optional<Tensor>& t) { return t ? &*t : nullptr; };
-  const std::pair<const char*, const Tensor*> tensors[] = {
-      {"cu_seqlens", opt(p.cu_seqlens)}, {"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"g", &p.g}, {"beta", &p.beta},
-      {"A_log", opt(p.A_log)}, {"dt_bias", opt(p.dt_bias)}, {"initial_state", opt(p.initial_state)},
-      {"state_pool", opt(p.state_pool)}, {"state_indices", opt(p.state_indices)}, {"o", &p.o},
-      {"final_state", opt(p.final_state)}, {"chunk_states", opt(p.chunk_states)},
-      {"token_states", opt(p.token_states)}};
-  for (const auto& [what, t] : tensors)
-    if (t)
-      std::printf("    %-14s %-48s buffer '%s' (%zu elements)\n", what, t->view.describe().c_str(), t->name().c_str(),
-                  t->buffer->size() / size_of(t->dtype()));
+  for (const auto& field : tensor_fields())
+    if (const Tensor* t = field.in(p))
+      std::printf("    %-15s %-48s buffer '%s' (%zu elements)\n", std::string(field.name).c_str(),
+                  t->view.describe().c_str(), t->name().c_str(), t->buffer->size() / size_of(t->dtype()));
   if (c.violation)
     std::printf("  contract: rejected for %s with \"%s\"\n", std::string(name_of(c.violation->rule)).c_str(),
                 c.violation->message.c_str());

@@ -9,7 +9,7 @@ namespace {
 
 void row(std::FILE* out, int width, const std::string& name, const char* output, const char* metric,
          const std::string& value, const std::string& bound, golden::Outcome outcome) {
-  std::fprintf(out, "%-*s  %-13s %-8s %-22s %-10s %s\n", width, name.c_str(), output, metric, value.c_str(),
+  std::fprintf(out, "%-*s  %-14s %-8s %-22s %-10s %s\n", width, name.c_str(), output, metric, value.c_str(),
                bound.c_str(), std::string(golden::name_of(outcome)).c_str());
 }
 
@@ -36,7 +36,7 @@ std::string worst_of(const props::TensorVerdict& t) {
 bool print_report(std::FILE* out, const std::vector<golden::CaseReport>& reports) {
   int width = 4;
   for (const auto& r : reports) width = std::max(width, static_cast<int>(r.name.size()));
-  std::fprintf(out, "%-*s  %-13s %-8s %-22s %-10s %s\n", width, "case", "output", "metric", "value", "bound", "verdict");
+  std::fprintf(out, "%-*s  %-14s %-8s %-22s %-10s %s\n", width, "case", "output", "metric", "value", "bound", "verdict");
   std::size_t counts[3] = {0, 0, 0};
   for (const auto& r : reports) {
     ++counts[static_cast<int>(r.outcome)];
@@ -56,6 +56,7 @@ bool print_report(std::FILE* out, const std::vector<golden::CaseReport>& reports
       row(out, width, r.name, "(untouched)", "regions", std::to_string(r.changes.size()) + " changed", "0", verdict);
       notes.insert(notes.end(), r.changes.begin(), r.changes.end());
     }
+    if (!r.call.empty()) std::fprintf(out, "    %s\n", r.call.c_str());
     if (r.outcome != golden::Outcome::passed)
       for (const auto& note : notes) std::fprintf(out, "    %s\n", note.c_str());
   }

@@ -1,6 +1,7 @@
 #pragma once
 // The verify report: one row per output of each case (case, output, metric, value, bound, verdict),
-// the notes of failed and skipped cases beneath their rows, then a summary line.
+// a verify case's call (L, form) beneath its rows, the notes of failed and skipped cases beneath
+// their rows, then a summary line.
 #include <cstdio>
 #include <vector>
 

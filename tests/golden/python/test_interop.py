@@ -4,9 +4,11 @@
    recomputed in pure Python matches the stored one.
 2. Every valid case is recomputed with a numpy recurrence written here from the math of KDA (decay,
    delta update, output from the updated state; kda-facts.md section 1), independently of the C++
-   reference, and agrees with the stored fp64 expected outputs.
+   reference, and agrees with the stored fp64 expected outputs. A verify case (speculative decoding)
+   starts each request from the pool slot its form names and expects the state after every token.
 3. A results file written here (the recurrence's outputs in each case's own buffers and dtypes, a
-   rejection for each contract case) is accepted by `kda-oracle golden verify --results`; the same
+   verify case's per-token states in the pool slots or scratch rows it names, a rejection for each
+   contract case) is accepted by `kda-oracle golden verify --results`; the same
    file with one element perturbed fails, naming that case.
 
 Run with KDA_GOLDEN_FILE (a golden file) and KDA_ORACLE (the kda-oracle executable) set:
@@ -27,7 +29,12 @@ ORACLE = os.environ.get("KDA_ORACLE", "")
 
 STORED = {"bf16": np.uint16, "f16": np.uint16, "f32": np.float32, "f64": np.float64,
           "i32": np.int32, "i64": np.int64}
-OUTPUTS = ["o", "state_pool", "final_state", "chunk_states", "token_states"]
+# Every tensor in the schema's canonical order; the first INPUTS of them are inputs (the pool included).
+ORDER = ["cu_seqlens", "q", "k", "v", "g", "beta", "A_log", "dt_bias", "initial_state", "state_pool",
+         "state_indices", "num_accepted", "scratch_indices", "o", "final_state", "chunk_states", "token_states",
+         "scratch_states"]
+INPUTS = 13
+OUTPUTS = ["state_pool"] + ORDER[INPUTS:]
 
 
 # ---- reading, as SCHEMA.md describes it ----
@@ -73,8 +80,6 @@ def tensors_of(case):
 
 
 def input_checksum(case):
-    order = ["cu_seqlens", "q", "k", "v", "g", "beta", "A_log", "dt_bias", "initial_state",
-             "state_pool", "state_indices", "o", "final_state", "chunk_states", "token_states"]
     h = 0xcbf29ce484222325
     data = bytearray()
 
@@ -82,7 +87,7 @@ def input_checksum(case):
         data.extend(text(s).encode() + b"\0")
 
     used = set()
-    for name in order:
+    for name in ORDER:
         if name not in case["tensors"]:
             continue
         t = case["tensors"][name]
@@ -90,7 +95,7 @@ def input_checksum(case):
         data.extend(struct.pack("<q", len(t.attrs["shape"])))
         for x in [*t.attrs["shape"], *t.attrs["strides"], t.attrs["offset"]]:
             data.extend(struct.pack("<q", int(x)))
-        if name in order[:11]:
+        if name in ORDER[:INPUTS]:
             used.add(text(t.attrs["buffer"]))
     for name in sorted(used, key=str.encode):
         ds = case["buffers"][name]
@@ -146,7 +151,7 @@ def recompute(case):
     cu = x["cu_seqlens"].astype(np.int64) if "cu_seqlens" in x else None
     for n in range(N):
         row, first, length = (0, cu[n], cu[n + 1] - cu[n]) if cu is not None else (n, 0, T)
-        if "state_indices" in x and x["state_indices"][n] == -1:
+        if "state_indices" in x and initial_slot(x, n) == -1:
             written[n] = 0  # a padding row: nothing computed, zeros expected
             chunk_states += [np.zeros((HV,) + head)] * (-(-length // chunk))
             continue
@@ -155,7 +160,7 @@ def recompute(case):
             if "initial_state" in x:
                 s0 = x["initial_state"][n, hv]
             elif "state_pool" in x:
-                s0 = x["state_pool"][int(x["state_indices"][n]), hv]
+                s0 = x["state_pool"][initial_slot(x, n), hv]
             else:
                 s0 = np.zeros(head)
             states[hv] = s0.T if vk else s0
@@ -175,6 +180,35 @@ def recompute(case):
     out = {"o": o, "final_state": final, "written": written, "token_states": token_states}
     out["chunk_states"] = np.stack(chunk_states) if chunk_states else np.zeros((0, HV) + head)
     return out
+
+
+def initial_slot(x, n):
+    """The pool slot request n starts from (-1: a padding row): the index-table form's
+    state_indices[n, num_accepted[n] - 1], else state_indices[n]."""
+    if "num_accepted" in x:
+        return int(x["state_indices"][n, int(x["num_accepted"][n]) - 1])
+    return int(x["state_indices"][n])
+
+
+def token_places(case):
+    """Verify: (request, token, where its state goes) for every stored per-token state; `where` is
+    ("state_pool", slot) in the index-table form, ("scratch_states", row, token) in the scratch form."""
+    x = tensors_of(case)
+    cu = x["cu_seqlens"].astype(np.int64) if "cu_seqlens" in x else None
+    T = int(case.attrs["T"])
+    for n in range(int(case.attrs["N"])):
+        if initial_slot(x, n) == -1:
+            continue
+        row, first, length = (0, int(cu[n]), int(cu[n + 1] - cu[n])) if cu is not None else (n, 0, T)
+        for t in range(length):
+            if "num_accepted" in x:
+                slot = int(x["state_indices"][n, t])
+                where = ("state_pool", slot)
+            else:
+                slot = int(x["scratch_indices"][n])
+                where = ("scratch_states", slot, t)
+            if slot != -1:
+                yield row, first + t, where
 
 
 def rel_rms(got, want):
@@ -204,7 +238,11 @@ def write_results(path, perturb_case=None):
                 if tensor in tensors:
                     t = tensors[tensor]
                     view_of(buffers, t)[...] = from_float(ours[tensor], text(t.attrs["dtype"]))
-            if "state_pool" in tensors:
+            if text(case.attrs["mode"]) == "verify":
+                for row, token, (tensor, *at) in token_places(case):
+                    t = tensors[tensor]
+                    view_of(buffers, t)[tuple(at)] = from_float(ours["token_states"][row, token], text(t.attrs["dtype"]))
+            elif "state_pool" in tensors:
                 t = tensors["state_pool"]
                 pool, indices = view_of(buffers, t), tensors_of(case)["state_indices"]
                 for n, slot in enumerate(indices):
@@ -229,7 +267,7 @@ def verify(results):
 
 def test_schema_and_checksums():
     with h5py.File(GOLDEN, "r") as f:
-        assert text(f.attrs["schema"]) == "kda-oracle/golden" and int(f.attrs["schema_version"]) == 1
+        assert text(f.attrs["schema"]) == "kda-oracle/golden" and int(f.attrs["schema_version"]) in (1, 2)
         assert text(f.attrs["reference_precision"]) == "fp64"
         assert len(f["cases"]) > 0
         for name, case in f["cases"].items():

@@ -27,7 +27,10 @@
 namespace kda::golden {
 
 inline constexpr std::string_view kSchemaName = "kda-oracle/golden";
-inline constexpr std::int64_t kSchemaVersion = 1;
+// The version written; readers accept kOldestSchemaVersion .. kSchemaVersion (version 2 added verify
+// calls: mode "verify", attribute L, the verify tensors and their expected token_states).
+inline constexpr std::int64_t kSchemaVersion = 2;
+inline constexpr std::int64_t kOldestSchemaVersion = 1;
 inline constexpr std::string_view kGenerator = "kda-oracle " KDA_ORACLE_VERSION;
 
 struct FormatError : std::runtime_error {
@@ -38,7 +41,9 @@ using Metadata = std::map<std::string, std::string>;  // free-form: seed, profil
 
 // The bound of one output tensor, set by a model: alpha x the model's error + the unit roundoff.
 struct OutputBound {
-  std::string tensor;        // "o", "final_state", "chunk_states" or "token_states"
+  // "o", "final_state", "chunk_states" or "token_states"; a verify call's per-token states where its
+  // form stores them: "state_pool" (index table) or "scratch_states" (scratch buffer)
+  std::string tensor;
   double model_error = 0;    // the model's value of the metric on this output
   double unit_roundoff = 0;  // of the tensor's dtype: the floor of the bound
   double bound = 0;          // alpha * model_error + unit_roundoff
@@ -51,7 +56,8 @@ struct Tolerance {
   // How model-based bounds were set (golden files); absent / empty otherwise.
   std::optional<double> alpha;
   std::string model;                 // the model kernel, e.g. "ref-fp32"
-  std::vector<OutputBound> outputs;  // in the order o, final_state, chunk_states, token_states
+  // In the order o, final_state, chunk_states, token_states, state_pool, scratch_states.
+  std::vector<OutputBound> outputs;
   double bound_for(std::string_view tensor) const;
   bool operator==(const Tolerance&) const = default;
 };
@@ -95,6 +101,7 @@ class File {
 
   const std::filesystem::path& path() const { return path_; }
   const Metadata& metadata() const { return metadata_; }
+  std::int64_t schema_version() const { return schema_version_; }  // the file's (kSchemaVersion when created)
   std::vector<std::string> case_names() const;  // sorted
   bool has_case(const std::string& name) const;
 
@@ -114,6 +121,7 @@ class File {
   std::filesystem::path path_;
   bool writable_ = false;
   Metadata metadata_;
+  std::int64_t schema_version_ = kSchemaVersion;
 };
 
 }  // namespace kda::golden

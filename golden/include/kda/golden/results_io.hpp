@@ -25,7 +25,7 @@ inline constexpr std::int64_t kResultsSchemaVersion = 1;
 
 // The whole payload of the buffer an output tensor views, as the kernel left it.
 struct OutputBuffer {
-  std::string tensor;  // "o", "state_pool", "final_state", "chunk_states" or "token_states"
+  std::string tensor;  // a tensor the call may write (kda::tensor_fields()): "o", "state_pool", "scratch_states", ...
   DType dtype = DType::f32;
   std::vector<std::byte> payload;
 };
@@ -37,7 +37,7 @@ struct Rejection {
 
 // Exactly one of the three is set.
 struct CaseResult {
-  std::vector<OutputBuffer> outputs;       // the kernel ran (in the order of the names above)
+  std::vector<OutputBuffer> outputs;       // the kernel ran (in the order of kda::tensor_fields())
   std::optional<Rejection> rejection;      // the kernel rejected the call
   std::optional<std::string> unsupported;  // the kernel cannot run such a case (skipped, not failed)
 };

@@ -15,6 +15,9 @@ struct SuiteCase {
   std::string name;    // the case's name in the file
   std::string covers;  // what the case is there for, in a few words (stored as metadata "covers")
   props::CaseSpec spec;
+  // Verify, index-table form: state_indices stored column-major with a padded column stride (N + 1
+  // elements, starting one element in, -1 in the gaps) instead of build_case's row-major table.
+  bool strided_table = false;
 };
 
 struct Suite {

@@ -33,7 +33,12 @@ struct CaseReport {
   // A valid case that ran: bytes changed outside the region the call may write, one line per region.
   std::vector<std::string> changes;
   std::vector<std::string> notes;  // why it failed or was skipped, the rejection seen
+  std::string call;                // a verify case's call (verify_call); empty for other calls
 };
+
+// A verify call in words: "verify, L = 4, index-table form" or "verify, L = 4, scratch form (6 steps)";
+// empty for other calls.
+std::string verify_call(const Problem& p);
 
 // One case judged. A live run stores what the kernel did into `save` when given (its outputs, its
 // rejection, or why the case was skipped; nothing when it failed), for a later verify --results.
