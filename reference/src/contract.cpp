@@ -331,8 +331,11 @@ Sequences check_sequences(Context& c) {
     }
   }
   if (c.verify() && p.L >= 1) {
-    std::vector<i64> lengths = s.lengths.value_or(std::vector<i64>{});
-    if (!c.varlen() && p.N >= 0 && p.N <= p.B) lengths.assign(static_cast<std::size_t>(p.N), p.T);
+    // Without cu_seqlens every one of the N = B requests has T tokens: one length stands for all (N
+    // may be any size here, so no list of N lengths is built).
+    const std::vector<i64> lengths = c.varlen() ? s.lengths.value_or(std::vector<i64>{})
+                                     : p.N > 0 && p.N <= p.B ? std::vector<i64>{p.T}
+                                                             : std::vector<i64>{};
     const auto longer = std::find_if(lengths.begin(), lengths.end(), [&](i64 len) { return len > p.L; });
     if (longer != lengths.end())
       c.report(Rule::verify_tokens, cat("speculative verify takes at most L=", p.L, " tokens per request (1 + num_spec), got ",
