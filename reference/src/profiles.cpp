@@ -210,8 +210,9 @@ Profile sglang_triton_verify() {
 // requires a fixed 1 + num_spec dense tokens per request; got T={T}, N={N}" (T % N, num_spec = T / N - 1);
 // q/k/v/g [1, T, H, 128] and beta [1, T, H] (so also HV == H, not a rule here); a fp32 [pool, H, 128,
 // 128] recurrent state, compact inside a slot; intermediate_ssm [scratch, >= 1 + num_spec, H, 128, 128].
-// Its alignment check (slot stride and offset multiples of 4 elements) is looser than
-// state_pool_alignment, so that rule is not enforced.
+// state_dtype here also holds the scratch buffer to fp32, which upstream does not check. Its alignment
+// check (slot stride and offset multiples of 4 elements) is looser than state_pool_alignment, so that
+// rule is not enforced.
 Profile sglang_dspark_mtp() {
   Profile p;
   p.name = "sglang_dspark_mtp";
