@@ -1,8 +1,10 @@
-// libFuzzer target: the calling contract on any Problem. The bytes decode into a profile, the sizes,
-// the options and every tensor of a call (dtype, rank, shape, strides, offset; a buffer of its own or
-// one an earlier tensor views; the buffer's size and contents). Each choice leans towards a valid
-// call (the shape the contract expects, a usual dtype, a buffer that fits, cu_seqlens that add up)
-// so that the deep checks run, and otherwise takes anything at all. validate() must return a verdict
+// libFuzzer target: the calling contract on any Problem. The bytes decode into a profile, the mode,
+// the sizes, the options and every tensor of a call (dtype, rank, shape, strides, offset; a buffer of
+// its own or one an earlier tensor views; the buffer's size and contents), the verify forms included
+// (an [N, L] index table with accepted counts, or a scratch buffer with its row map). Each choice
+// leans towards a valid call (the shape the contract expects, a usual dtype, a buffer that fits,
+// cu_seqlens that add up, indices and counts near their valid range) so that the deep checks run,
+// and otherwise takes anything at all. validate() must return a verdict
 // naming only rules the profile enforces, and describe() a line, whatever the problem holds.
 // Buffers hold at most kMaxBufferBytes and their guard bands are poisoned for AddressSanitizer, so
 // a read outside a payload is reported, not only one outside the allocation.
@@ -75,6 +77,22 @@ class Decoder {
     return Tensor{buffer(name, mostly() ? bytes : small(kMaxBufferBytes)), std::move(view)};
   }
 
+  // Integers near [low, high] (one below and above included) in a contiguous int32 tensor of `shape`,
+  // an index table or accepted counts a contract check reads; or a tensor like any other.
+  Tensor integers(const char* name, const Shape& shape, i64 low, i64 high) {
+    if (!flag() || !fits(shape, DType::i64) || std::any_of(shape.begin(), shape.end(), [](i64 n) { return n < 0; }))
+      return tensor(name, shape, DType::i32);
+    Tensor t = Tensor::with_view(name, kda::contiguous_view(mostly() ? DType::i32 : DType::i64, shape));
+    i64 width = 0;
+    const bool near = !__builtin_sub_overflow(high, low, &width) && width >= 0 && width < (i64{1} << 40);
+    const i64 span = near ? width + 2 : 2;
+    for (i64 i = 0; i < t.numel(); ++i)
+      kda::store_integer(t.buffer->data(), t.dtype(), i, low - 1 + in_.ConsumeIntegralInRange<i64>(0, span));
+    poison(*t.buffer);
+    buffers_.push_back(t.buffer);
+    return t;
+  }
+
   // cu_seqlens: offsets of `sequences` sequences of 0 to 70 tokens, with the tokens they add up to;
   // or a tensor like any other.
   std::pair<Tensor, std::optional<i64>> offsets(i64 sequences) {
@@ -125,10 +143,15 @@ i64 times(i64 a, i64 b) {
   return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<i64>::max() : r;
 }
 
+// The largest index below a count (saturating at the lowest value).
+i64 below(i64 count) { return count == std::numeric_limits<i64>::min() ? count : count - 1; }
+
 kda::Problem decode_problem(Decoder& d) {
   kda::Problem p;
-  p.mode = d.flag() ? kda::Mode::prefill : kda::Mode::decode;
+  p.mode = static_cast<kda::Mode>(d.index(3));
   for (i64* size : {&p.B, &p.T, &p.N, &p.H, &p.HV, &p.K, &p.V}) *size = d.number();
+  const bool verify = p.mode == kda::Mode::verify;
+  if (verify) p.L = d.mostly() ? 1 + d.small(7) : d.number();
   kda::Options& op = p.options;
   if (d.flag()) op.scale = d.real();
   op.l2norm_qk = d.flag(), op.beta_from_logits = d.flag(), op.allow_neg_eigval = d.flag();
@@ -158,8 +181,17 @@ kda::Problem decode_problem(Decoder& d) {
   maybe(p.A_log, "A_log", {p.HV}, DType::f32);
   maybe(p.dt_bias, "dt_bias", {times(p.HV, p.K)}, DType::f32);
   maybe(p.initial_state, "initial_state", state({p.N}), DType::f32);
-  maybe(p.state_pool, "state_pool", state({d.number()}), DType::f32);
-  maybe(p.state_indices, "state_indices", {p.N}, DType::i32);
+  const i64 slots = d.number();
+  maybe(p.state_pool, "state_pool", state({slots}), DType::f32);
+  // The verify forms: mostly one of them in verify mode, rarely either elsewhere.
+  const std::size_t form = verify ? d.index(3) : d.mostly() ? 2 : d.index(2);  // 0 table, 1 scratch, 2 neither
+  if (d.flag()) p.state_indices = d.integers("state_indices", form == 0 ? Shape{p.N, p.L} : Shape{p.N}, -1, below(slots));
+  if (form == 0) p.num_accepted = d.integers("num_accepted", {p.N}, 1, p.L);
+  if (form == 1) {
+    const i64 rows = d.number();
+    maybe(p.scratch_states, "scratch_states", state({rows, d.mostly() ? p.L : d.number()}), DType::f32);
+    if (d.mostly()) p.scratch_indices = d.integers("scratch_indices", {p.N}, -1, below(rows));
+  }
   p.o = d.tensor("o", {p.B, p.T, p.HV, p.V}, DType::f32);
   maybe(p.final_state, "final_state", state({p.N}), DType::f32);
   maybe(p.chunk_states, "chunk_states", state({d.number()}), DType::f32);

@@ -3,7 +3,7 @@
 # adapters/fla/fla_adapter.py. Run ON the GPU machine, from the repo root, with the .carry that
 # scripts/gpu-pack.sh made (kda-oracle in bin/, FLA in python/; the device tool: `bash scripts/fla-run.sh`
 # with carry [".carry"]). Needs python3 with torch, triton, numpy and h5py there; no network. Runs, each
-# step under a time limit, the whole within about 6 minutes (docs/fla.md):
+# step under a time limit, the whole within about 10 minutes (docs/fla.md):
 #   the environment (versions, GPU); kda-oracle check of each adapter entry over the whole catalogue
 #   (a property an entry cannot take, a pool one on an entry without pools say, is reported skipped);
 #   the standard golden suite, generated here and verified against each entry.
@@ -63,6 +63,7 @@ check() {  # check ENTRY CASES SECONDS
 # compiles nearly every case anew), with room.
 check recurrent "$cases" $((10 * cases))
 check pooled-decode "$cases" $((6 * cases))
+check verify "$cases" $((6 * cases))
 check chunk "$chunk_cases" $((60 * chunk_cases))
 [ "${FLA_GOLDEN:-1}" = 1 ] || { echo "fla-run: golden steps skipped (FLA_GOLDEN=0)"; golden_skipped=1; }
 
@@ -76,6 +77,8 @@ step golden-chunk 55 "$oracle" golden verify --golden "$golden" \
   --kernel "$(adapter chunk --dtype f32 --head-dims "$dims")"
 step golden-pooled-decode 15 "$oracle" golden verify --golden "$golden" \
   --kernel "$(adapter pooled-decode --dtype bf16 --head-dims any)"
+step golden-verify 15 "$oracle" golden verify --golden "$golden" \
+  --kernel "$(adapter verify --dtype f32 --head-dims any)"
 rm -f "$golden"
 fi
 

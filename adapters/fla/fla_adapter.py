@@ -6,6 +6,9 @@ One FLA code path per process, chosen with --entry:
   pooled-decode  fla.ops.kda.fused_recurrent.fused_recurrent_kda_fwd with ssm_state_indices: one token
                  per sequence, a state pool updated in place (indices passed as given, -1 included)
   chunk          fla.ops.kda.chunk_kda: prefill, chunk-start states (return_intermediate_states)
+  verify         fla.ops.kda.fused_recurrent.fused_recurrent_kda_fwd with a 2-D ssm_state_indices and
+                 num_accepted_tokens: speculative-decoding verify in the index-table form, the pool
+                 updated in place (the table passed as the view it is, strides and -1 entries included)
 
     kda-oracle check --kernel exec:"python3 adapters/fla/fla_adapter.py --entry chunk"
 
@@ -14,6 +17,8 @@ floats); tensors are torch.as_strided views of it with the case's shapes, stride
 public functions get those views (they make their own contiguous copies); fused_recurrent_kda_fwd,
 whose kernel assumes contiguous activations, gets contiguous copies, and the pool itself. FLA's fresh
 outputs are copied into the output views, so gaps stay as received; the whole output buffers go back.
+(verify: the index table as its view, which FLA reads with its row stride only; num_accepted_tokens
+as a contiguous copy, FLA reading it without a stride.)
 A guard band FLA changed is answered as an error ("FLA changed N bytes outside buffer ..."). See
 docs/fla.md.
 
@@ -35,6 +40,8 @@ ENTRIES = {  # entry -> (adapter name, kda-oracle profile, modes, state sources,
     # stricter than FLA needs, so they only narrow the pools drawn).
     "pooled-decode": ("fla-pooled-decode", "strict", "decode", "pool", "f32,bf16"),
     "chunk": ("fla-chunk", "fla_chunk", "prefill", "none,dense", "f32"),
+    # fused_recurrent_kda_fwd checks nothing of a verify call (no FLA profile): strict, as pooled-decode.
+    "verify": ("fla-verify", "strict", "verify", "table", "f32,bf16"),
 }
 TORCH_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64"}
 LOST_CONTEXT = ("CUDA error", "Triton Error [CUDA]")  # errors after which the CUDA context is unusable
@@ -158,6 +165,22 @@ def run_pooled_decode(case, fla):
     case.view("o").copy_(o)
 
 
+def run_verify(case, fla):
+    """The index-table form: the pool and the [N, L] table as the views they are (FLA takes the pool's
+    slot stride and the table's row stride, and reads its columns as if their stride were 1), the
+    accepted counts as a contiguous copy (FLA passes no stride for them); -1 entries go in as given."""
+    pool = case.view("state_pool")
+    slot = pool.shape[2] * pool.shape[3]
+    if list(pool.stride()[1:]) != [slot, pool.shape[3], 1]:
+        raise ValueError(f"fused_recurrent_kda_fwd needs compact pool slots, got strides {list(pool.stride())}")
+    kwargs = {k: v.contiguous() if isinstance(v, case.torch.Tensor) else v for k, v in options(case).items()}
+    o = case.torch.empty(case.view("o").shape, dtype=case.view("o").dtype, device=pool.device)
+    fla.fused_recurrent_kda_fwd(*(x.contiguous() for x in activations(case)), **kwargs, initial_state=pool,
+                                inplace_final_state=True, ssm_state_indices=case.view("state_indices"),
+                                num_accepted_tokens=case.view("num_accepted").contiguous(), out=o)
+    case.view("o").copy_(o)
+
+
 def run_chunk(case, fla):
     a = case.attrs
     result = fla.chunk_kda(*activations(case), **options(case), initial_state=case.optional("initial_state"),
@@ -174,7 +197,7 @@ def run_chunk(case, fla):
         states.copy_(h.reshape(states.shape))
 
 
-RUNS = {"recurrent": run_recurrent, "pooled-decode": run_pooled_decode, "chunk": run_chunk}
+RUNS = {"recurrent": run_recurrent, "pooled-decode": run_pooled_decode, "chunk": run_chunk, "verify": run_verify}
 
 
 def write_results(path, name, outputs):

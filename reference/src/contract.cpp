@@ -49,6 +49,12 @@ std::string py_tuple(std::span<const i64> xs) {
   return s + (xs.size() == 1 ? ",)" : ")");
 }
 std::string py_tuple(std::initializer_list<i64> xs) { return py_tuple(std::span<const i64>(xs.begin(), xs.size())); }
+// Python's list repr, as upstream prints list(tensor.shape): [3, 4], [3], [].
+std::string py_list(std::span<const i64> xs) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
+  return s + "]";
+}
 
 // Python's float repr: -6.0, 0.5, 1e+20, nan, inf.
 std::string py_float(double x) {
@@ -325,8 +331,11 @@ Sequences check_sequences(Context& c) {
     }
   }
   if (c.verify() && p.L >= 1) {
-    std::vector<i64> lengths = s.lengths.value_or(std::vector<i64>{});
-    if (!c.varlen() && p.N >= 0 && p.N <= p.B) lengths.assign(static_cast<std::size_t>(p.N), p.T);
+    // Without cu_seqlens every one of the N = B requests has T tokens: one length stands for all (N
+    // may be any size here, so no list of N lengths is built).
+    const std::vector<i64> lengths = c.varlen() ? s.lengths.value_or(std::vector<i64>{})
+                                     : p.N > 0 && p.N <= p.B ? std::vector<i64>{p.T}
+                                                             : std::vector<i64>{};
     const auto longer = std::find_if(lengths.begin(), lengths.end(), [&](i64 len) { return len > p.L; });
     if (longer != lengths.end())
       c.report(Rule::verify_tokens, cat("speculative verify takes at most L=", p.L, " tokens per request (1 + num_spec), got ",
@@ -591,9 +600,9 @@ void check_indices(Context& c) {
   if (!table && idx.view.rank() != 1)
     c.report(Rule::state_indices_shape,
              cat("state_indices must be [N]=", py_tuple({p.N}), ", got ", py_tuple(idx.shape())));
-  if (table && (idx.view.rank() != 2 || idx.shape()[1] != p.L))
-    c.report(Rule::state_indices_shape, cat("the verify index table state_indices must be [N, L]=", py_tuple({p.N, p.L}),
-                                            " with L = 1 + num_spec, got ", py_tuple(idx.shape())));
+  if (table && (idx.view.rank() != 2 || idx.shape()[1] != p.L))  // FlashInfer's wording, L = 1 + num_spec
+    c.report(Rule::state_indices_shape, cat("ssm_state_indices must be 2D [N, ", p.L, "] in spec mode, got shape ",
+                                            py_list(idx.shape())));
   // Every entry with its place, "state_indices[3]" or "state_indices[1, 2]".
   std::vector<std::pair<i64, std::string>> placed;
   if (idx.view.rank() != (table ? 2 : 1)) return;

@@ -56,6 +56,58 @@ ProblemSpec sglang_spec() {
   return s;
 }
 
+// A verify call in the index-table form: L = 4, ragged requests (4, 2, 4 tokens), GVA, K != V, gate,
+// beta and l2norm in kernel. Request 0 starts from slot 13 (all 4 accepted), request 1 from slot 3,
+// request 2 is a padding row (its initial entry is -1); a 14-slot pool.
+ProblemSpec verify_table_spec() {
+  ProblemSpec s;
+  s.mode = Mode::verify;
+  s.state = StateSource::table;
+  s.lengths = {4, 2, 4};
+  s.L = 4;
+  s.H = 1, s.HV = 2, s.K = 16, s.V = 8;
+  s.final_state = false;
+  s.options.l2norm_qk = s.options.beta_from_logits = s.options.gate_in_kernel = true;
+  s.with_A_log = s.with_dt_bias = true;
+  s.pool_slots = 14;
+  s.indices = {10, 11, 12, 13, 3, 2, -1, 0, -1, 5, 6, 7};
+  s.accepted = {4, 1, 1};
+  return s;
+}
+
+// The same requests in the scratch form: a 5-slot pool read only (request 1 a padding row), a scratch
+// buffer of 4 rows of 6 steps, requests stored in rows 2, 0 and 3.
+ProblemSpec verify_scratch_spec() {
+  ProblemSpec s = verify_table_spec();
+  s.state = StateSource::scratch;
+  s.pool_slots = 5;
+  s.indices = {3, -1, 0};
+  s.accepted.clear();
+  s.scratch_rows = 4, s.scratch_steps = 6;
+  s.scratch_indices = {2, 0, 3};
+  return s;
+}
+
+// What SGLang's verify kernels take (DSpARK MTP, FlashInfer target_verify): the scratch form with
+// 1 + num_spec = 2 tokens per request, K = V = 128, bf16 activations, the lower-bound gate, an fp32
+// [V,K] pool, an identity row map.
+ProblemSpec sglang_verify_spec() {
+  ProblemSpec s;
+  s.mode = Mode::verify;
+  s.state = StateSource::scratch;
+  s.lengths = {2, 2};
+  s.L = 2;
+  s.H = 1, s.HV = 1, s.K = 128, s.V = 128;
+  s.input_dtype = s.output_dtype = DType::bf16;
+  s.final_state = false;
+  s.pool_slots = 3;
+  s.indices = {2, 0};
+  s.options.gate_in_kernel = s.options.beta_from_logits = s.options.l2norm_qk = true;
+  s.options.lower_bound = -5.0;
+  s.with_A_log = s.with_dt_bias = true;
+  return s;
+}
+
 Problem build(const ProblemSpec& spec) {
   Problem p = make_problem(spec);
   fill_random(p, 7);
@@ -69,6 +121,14 @@ Tensor zeros(std::string name, DType dtype, Shape shape) {
 Tensor integers(std::string name, DType dtype, const std::vector<i64>& xs) {
   Tensor t = zeros(std::move(name), dtype, {static_cast<i64>(xs.size())});
   for (std::size_t i = 0; i < xs.size(); ++i) t.set_integer(static_cast<i64>(i), xs[i]);
+  return t;
+}
+
+// An [rows, columns] int32 index table, row by row.
+Tensor index_table(const std::vector<std::vector<i64>>& rows) {
+  Tensor t = zeros("state_indices", DType::i32, {static_cast<i64>(rows.size()), static_cast<i64>(rows[0].size())});
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < rows[i].size(); ++j) t.set_integer(static_cast<i64>(i), static_cast<i64>(j), rows[i][j]);
   return t;
 }
 
@@ -90,6 +150,8 @@ Profile without(const Profile& base, Rule dropped) {
 }
 
 const Profile& sglang() { return *find_profile("sglang_flashinfer_decode"); }
+const Profile& sglang_verify() { return *find_profile("sglang_flashinfer_verify"); }
+const Profile& dspark() { return *find_profile("sglang_dspark_mtp"); }
 
 // A 4 GiB index space cannot be allocated in a unit test, so the 32-bit index rule is shown on a
 // view that also leaves its buffer, under strict minus the bounds rule.
@@ -254,6 +316,59 @@ std::vector<Case> case_table() {
       {"state_indices_distinct", pool_spec, {}, [](Problem& p) { p.state_indices->set_integer(2, 4); },
        Rule::state_indices_distinct,
        "state_indices[2]=4 repeats state_indices[0]: two sequences would read and update one pool slot"},
+      {"state_indices_shape_table", verify_table_spec, {},
+       [](Problem& p) { p.state_indices = index_table({{10, 11, 12}, {3, 2, -1}, {-1, 5, 6}}); },
+       Rule::state_indices_shape, "ssm_state_indices must be 2D [N, 4] in spec mode, got shape [3, 3]"},
+      {"state_indices_range_table", verify_table_spec, {}, [](Problem& p) { p.state_indices->set_integer(1, 1, 14); },
+       Rule::state_indices_range,
+       "state_indices[1, 1]=14 is neither a pool slot in [0, 14) nor -1 (padding); 1 of 12 indices are out of range"},
+      {"state_indices_distinct_table", verify_table_spec, {},
+       [](Problem& p) { p.state_indices->set_integer(2, 3, 10); }, Rule::state_indices_distinct,
+       "state_indices[2, 3]=10 repeats state_indices[0, 0]: two tokens would store their states in one pool slot"},
+      {"state_source_verify_token_states", verify_scratch_spec, {},
+       [](Problem& p) { p.token_states = zeros("token_states", DType::f32, {1, 10, 2, 8, 16}); }, Rule::state_source,
+       "a verify call stores the state after every token in the scratch buffer; token_states is not taken"},
+      {"state_source_supported_verify", sglang_verify_spec, [](auto& s) { s.state = StateSource::table, s.pool_slots = 5, s.indices = {1, 2, 3, 4}; },
+       {}, Rule::state_source_supported,
+       "sglang_flashinfer_verify does not take an index-table verify (num_accepted) (it supports: scratch)",
+       &sglang_verify()},
+      {"verify_tokens", verify_table_spec, [](auto& s) { s.lengths = {4, 2, 5}; }, {}, Rule::verify_tokens,
+       "speculative verify takes at most L=4 tokens per request (1 + num_spec), got 5 tokens in sequence 2"},
+      {"verify_fixed_tokens", sglang_verify_spec, [](auto& s) { s.lengths = {2, 1}; }, {}, Rule::verify_fixed_tokens,
+       "DSpARK KDA MTP requires a fixed 1 + num_spec dense tokens per request; got T=3, N=2", &dspark()},
+      {"accepted_dtype", verify_table_spec, {}, [](Problem& p) { p.num_accepted = zeros("num_accepted", DType::f32, {3}); },
+       Rule::accepted_dtype, "num_accepted_tokens must be int32 or int64, got float32"},
+      {"accepted_shape", verify_table_spec, {},
+       [](Problem& p) { p.num_accepted = integers("num_accepted", DType::i32, {4, 1, 1, 1}); }, Rule::accepted_shape,
+       "num_accepted_tokens must be [N]=(3,), got (4,)"},
+      {"accepted_range", verify_table_spec, {}, [](Problem& p) { p.num_accepted->set_integer(1, 0); },
+       Rule::accepted_range,
+       "num_accepted_tokens[1]=0 is outside [1, L=4]: the initial state is slot state_indices[n, num_accepted_tokens[n] "
+       "- 1]; 1 of 3 counts are out of range"},
+      {"accepted_range_above_L", verify_table_spec, {}, [](Problem& p) { p.num_accepted->set_integer(2, 5); },
+       Rule::accepted_range, "num_accepted_tokens[2]=5 is outside [1, L=4]"},
+      {"scratch_states_shape", verify_scratch_spec, {},
+       [](Problem& p) { p.scratch_states = zeros("scratch_states", DType::f32, {4, 6, 2, 16, 8}); },
+       Rule::scratch_states_shape,
+       "scratch_states must be [S, L', HV, V, K] with (HV, V, K)=(2, 8, 16), got (4, 6, 2, 16, 8)"},
+      {"scratch_steps", verify_scratch_spec, [](auto& s) { s.scratch_steps = 3; }, {}, Rule::scratch_steps,
+       "KDA verify needs 4 scratch steps, but intermediate_ssm only has 3."},
+      {"scratch_indices_dtype", verify_scratch_spec, {},
+       [](Problem& p) { p.scratch_indices = integers("scratch_indices", DType::i64, {2, 0, 3}); },
+       Rule::scratch_indices_dtype, "scratch_indices must be int32, got int64"},
+      {"scratch_indices_shape", verify_scratch_spec, {},
+       [](Problem& p) { p.scratch_indices = integers("scratch_indices", DType::i32, {2, 0, 3, 1}); },
+       Rule::scratch_indices_shape, "scratch_indices must be [N]=(3,), got (4,)"},
+      {"scratch_indices_range", verify_scratch_spec, {}, [](Problem& p) { p.scratch_indices->set_integer(2, 4); },
+       Rule::scratch_indices_range, "scratch_indices[2]=4 is neither a row of scratch_states in [0, 4) nor -1"},
+      {"scratch_indices_distinct", verify_scratch_spec, {}, [](Problem& p) { p.scratch_indices->set_integer(2, 2); },
+       Rule::scratch_indices_distinct,
+       "scratch_indices[2]=2 repeats scratch_indices[0]: two requests would store their states in one scratch row"},
+      {"scratch_indices_identity", sglang_verify_spec, [](auto& s) { s.scratch_indices = {1, 0}; }, {},
+       Rule::scratch_indices_identity,
+       "FlashInfer KDA verify requires an identity intermediate row-map (verify_intermediate_state_indices must be "
+       "arange).",
+       &sglang_verify()},
       {"output_overlap", dense_spec, {}, [](Problem& p) { p.o = p.v; }, Rule::output_overlap,
        "o overlaps v in buffer 'v': bytes [0, 6528) and [0, 6528)"},
       {"output_overlap_pool", pool_spec, {},
@@ -275,6 +390,9 @@ std::vector<Case> case_table() {
 ProblemSpec contract_dense_spec() { return dense_spec(); }
 ProblemSpec contract_pool_spec() { return pool_spec(); }
 ProblemSpec contract_sglang_spec() { return sglang_spec(); }
+ProblemSpec contract_verify_table_spec() { return verify_table_spec(); }
+ProblemSpec contract_verify_scratch_spec() { return verify_scratch_spec(); }
+ProblemSpec contract_sglang_verify_spec() { return sglang_verify_spec(); }
 
 std::vector<ContractCase> contract_cases() {
   std::vector<ContractCase> out;

@@ -114,8 +114,150 @@ Profile sglang_flashinfer_decode() {
   return p;
 }
 
+// ---- speculative-decoding verify (problem.hpp: the index-table and scratch forms) ----
+// Not one shipped verify path bounds the accepted counts (accepted_range): FlashInfer clamps counts
+// above 1 + S and leaves ">= 1" to the caller, FLA and vLLM load `num_accepted - 1` as an index as it
+// is. None checks the index values either (range, distinct): a verify profile holds no such rule.
+
+// FlashInfer's fused speculative decode (flashinfer/kda_kernels/recurrent_kda.py, run_recurrent_kda,
+// flashinfer-python 0.7.2; the deprecated flashinfer.kda_decode.recurrent_kda forwards to it): the
+// index-table form, num_spec_tokens = L - 1 with a [N, 1 + S] ssm_state_indices ("ssm_state_indices
+// must be 2D [N, {1+S}] in spec mode", "ssm_state_indices.shape[0]=... must equal N=..."), batch 1
+// with cu_seqlens, K = V in {64, 128} (K == V itself is not a rule here), bf16 q/k/v/g/beta, HV a
+// multiple of H, float32 A_log and dt_bias, A_log required with the gate in kernel; states
+// [slots, HV, V, K]. The table is flattened through .to(int32).contiguous() (any dtype and strides),
+// num_accepted_tokens through .to(int32); cu_seqlens stepping by 1 + S is documented as "not validated
+// at runtime", so verify_fixed_tokens is not enforced. The pool is documented bf16 but not checked.
+Profile flashinfer_verify() {
+  Profile p;
+  p.name = "flashinfer_verify";
+  p.describes = "FlashInfer recurrent_kda speculative decode (flashinfer/kda_kernels/recurrent_kda.py, 0.7.2)";
+  p.rules = structural({varlen_batch_one, hv_divisible, head_dims_supported, input_dtype, gate_params_dtype,
+                        softplus_needs_A_log, initial_state_count, state_source_supported, state_layout,
+                        state_indices_shape});
+  p.key_head_dims = {64, 128};
+  p.value_head_dims = {64, 128};
+  p.input_dtypes = {DType::bf16};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::table};
+  return p;
+}
+
+// SGLang's FlashInfer target_verify (python/sglang/srt/layers/attention/linear/kernels/kda_flashinfer.py,
+// sglang 0.5.23, FlashInferKDAKernel.target_verify): the scratch form over recurrent_kda. The wrapper
+// raises "KDA verify needs {T} scratch steps, but intermediate_ssm only has {S}." and, building its
+// [N, T] scratch-slot table from the row map, "FlashInfer KDA verify requires an identity intermediate
+// row-map (verify_intermediate_state_indices must be arange)."; recurrent_kda adds its head-dim, head
+// and gate checks. The wrapper casts q, k, v, g to bf16 and A_log, dt_bias to fp32 itself (any dtype
+// goes in), returns a bf16 output, seeds step 0 of each scratch row from pool[max(index, 0)] (a padding
+// row is computed from slot 0) and views the scratch buffer as [S * L', HV, V, K] (its row and step strides must merge).
+// The identity check runs when the [N, T] table is built, which is cached by the row map's id(): a row
+// map refilled in place is not checked again. Its fused-accept mode is the index-table form of
+// flashinfer_verify over the scratch slots.
+Profile sglang_flashinfer_verify() {
+  Profile p;
+  p.name = "sglang_flashinfer_verify";
+  p.describes = "SGLang FlashInferKDAKernel.target_verify over flashinfer recurrent_kda (kda_flashinfer.py)";
+  p.rules = structural({hv_divisible, head_dims_supported, output_dtype, state_source_supported, state_layout,
+                        scratch_steps, scratch_indices_identity});
+  p.key_head_dims = {64, 128};
+  p.value_head_dims = {64, 128};
+  p.output_dtypes = {DType::bf16};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::scratch};
+  return p;
+}
+
+// SGLang's Helion verify (python/sglang/kernels/ops/attention/helion/kda_verify.py, sglang 0.5.23,
+// helion_kda_verify): the scratch form with per-candidate snapshots. It checks packed [1, T, H, K]
+// inputs ("Helion KDA verify expects packed [1, T, H, K] inputs"), k like q and HV a multiple of H
+// ("Inconsistent Helion KDA verify query/key head layout"), that snapshots are given ("requires
+// per-candidate state snapshots") and have the steps ("snapshot capacity is smaller than
+// cache_steps"). Any float dtype (it computes in fp32), states [.., HV, V, K]; a pool index < 0 reads a
+// zero state (the padding row's output is still computed), a scratch row < 0 stores nothing.
+Profile sglang_helion_verify() {
+  Profile p;
+  p.name = "sglang_helion_verify";
+  p.describes = "SGLang helion_kda_verify (python/sglang/kernels/ops/attention/helion/kda_verify.py)";
+  p.rules = structural({varlen_batch_one, qk_same_shape, hv_divisible, state_source, state_source_supported,
+                        state_layout, scratch_steps});
+  p.batch_wording = BatchWording::helion;
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::scratch};
+  return p;
+}
+
+// SGLang's Triton target_verify (kda_triton.py, TritonKDAKernel.target_verify, over
+// fused_sigmoid_gating_delta_rule_update in python/sglang/kernels/ops/attention/linear/
+// fused_sigmoid_gating_recurrent.py, sglang 0.5.23; SGLang's reference for its KDA verify tests): the
+// scratch form with the committed pool read only (disable_state_update). Its one check is
+// "scale must be positive". It does not compare the scratch buffer's steps with the tokens: it takes
+// stride(0) // (HV*K*V) as the steps per row and assumes compact steps. States [.., HV, V, K]; pool
+// index < 0 reads a zero state, scratch row < 0 stores nothing.
+Profile sglang_triton_verify() {
+  Profile p;
+  p.name = "sglang_triton_verify";
+  p.describes = "SGLang TritonKDAKernel.target_verify (fused_sigmoid_gating_recurrent.py, disable_state_update)";
+  p.rules = structural({scale_positive, state_source_supported, state_layout});
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::scratch};
+  return p;
+}
+
+// SGLang's Kimi-K3 DSpARK MTP verify (python/sglang/kernels/ops/attention/kda_decode_mtp.py, sglang
+// 0.5.23, fused_kda_decode_mtp_dspark; CuTe DSL with the short convolution fused in, which the oracle's
+// problem does not model: this profile is the recurrence's contract). Fixed tokens: "DSpARK KDA MTP
+// requires a fixed 1 + num_spec dense tokens per request; got T={T}, N={N}" (T % N, num_spec = T / N - 1);
+// q/k/v/g [1, T, H, 128] and beta [1, T, H] (so also HV == H, not a rule here); a fp32 [pool, H, 128,
+// 128] recurrent state, compact inside a slot; intermediate_ssm [scratch, >= 1 + num_spec, H, 128, 128].
+// state_dtype here also holds the scratch buffer to fp32, which upstream does not check. Its alignment
+// check (slot stride and offset multiples of 4 elements) is looser than state_pool_alignment, so that
+// rule is not enforced.
+Profile sglang_dspark_mtp() {
+  Profile p;
+  p.name = "sglang_dspark_mtp";
+  p.describes = "SGLang Kimi-K3 DSpARK MTP verify (python/sglang/kernels/ops/attention/kda_decode_mtp.py)";
+  p.rules = structural({verify_fixed_tokens, qk_same_shape, v_shape, g_shape, beta_shape, head_dims_supported,
+                        state_source_supported, state_dtype, state_layout, state_pool_inner_strides,
+                        scratch_states_shape, scratch_steps});
+  p.key_head_dims = {128};
+  p.value_head_dims = {128};
+  p.state_dtypes = {DType::f32};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::scratch};
+  return p;
+}
+
+// vLLM's Kimi-K3 recurrent verify (vllm/models/kimi_k3/nvidia/ops/third_party/kda/fused_recurrent.py,
+// vllm 0.33, fused_recurrent_kda_fwd; called with spec_state_indices_tensor and num_accepted_tokens
+// from vllm/models/kimi_k3/nvidia/kda.py): the index-table form, in place. Bare asserts (no message):
+// batch 1, k like q, v/g/beta/out shapes from q's H (so also HV == H), states [slots, H, V, K] compact
+// inside a slot, 1-D or 2-D ssm_state_indices, a 2-D table's column stride 1 (not a rule here). Nothing
+// bounds num_accepted_tokens. Its padding is any index <= 0 (vLLM reserves slot 0), not only -1.
+Profile vllm_fused_recurrent_verify() {
+  Profile p;
+  p.name = "vllm_fused_recurrent_verify";
+  p.describes = "vLLM Kimi-K3 fused_recurrent_kda_fwd speculative decode (vllm/models/kimi_k3/nvidia/ops/"
+                "third_party/kda/fused_recurrent.py)";
+  p.rules = structural({varlen_batch_one, qk_same_shape, v_shape, g_shape, beta_shape, o_shape,
+                        state_source_supported, state_layout, state_pool_shape, state_pool_inner_strides});
+  p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool, StateSource::table};
+  return p;
+}
+
 const std::vector<Profile>& registry() {
-  static const std::vector<Profile> profiles{strict(), fla_fused_recurrent(), fla_chunk(), sglang_flashinfer_decode()};
+  static const std::vector<Profile> profiles{strict(),
+                                             fla_fused_recurrent(),
+                                             fla_chunk(),
+                                             sglang_flashinfer_decode(),
+                                             flashinfer_verify(),
+                                             sglang_flashinfer_verify(),
+                                             sglang_helion_verify(),
+                                             sglang_triton_verify(),
+                                             sglang_dspark_mtp(),
+                                             vllm_fused_recurrent_verify()};
   return profiles;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """adapters/fla/fla_adapter.py on FLA's real Triton kernels, run in Triton's CPU interpreter
-(--interpret): the adapter's buffers, views, gates, layouts, varlen and pool mapping, judged by
-kda-oracle check. Exits 77 (CTest: skipped) when torch, triton or fla cannot be imported, as in CI.
+(--interpret): the adapter's buffers, views, gates, layouts, varlen, pool and index-table mapping,
+judged by kda-oracle check. Exits 77 (CTest: skipped) when torch, triton or fla cannot be imported, as in CI.
 
 Environment: KDA_ORACLE, the kda-oracle binary; PYTHONPATH may point at an unpacked fla-core wheel.
 The interpreter takes seconds per case: head dims 16 and 32, small cases (--max-size), few of them.
@@ -23,6 +23,10 @@ RUNS = [
     # FLA reads and writes pool[-1] for a padding row (index -1): the adapter must let the oracle see it.
     ("pooled-decode", "bf16", "padding-rows", 3,
      r"padding sequence \d+ has output|bytes outside buffer 'state_pool'"),
+    # The same in the index-table verify: a -1 entry of the table (a padding row's initial slot, or a
+    # padding slot for a token) is read or written as pool[-1].
+    ("verify", "bf16", "padding-rows", 3,
+     r"padding (sequence|row|request) \d+|bytes outside buffer 'state_pool'"),
 ]
 
 

@@ -21,6 +21,9 @@ using i64 = std::int64_t;
 ProblemSpec dense_spec() { return contract_dense_spec(); }
 ProblemSpec pool_spec() { return contract_pool_spec(); }
 ProblemSpec sglang_spec() { return contract_sglang_spec(); }
+ProblemSpec verify_table_spec() { return contract_verify_table_spec(); }
+ProblemSpec verify_scratch_spec() { return contract_verify_scratch_spec(); }
+ProblemSpec sglang_verify_spec() { return contract_sglang_verify_spec(); }
 const Profile& sglang() { return *find_profile("sglang_flashinfer_decode"); }
 
 Problem build(const ProblemSpec& spec) {
@@ -98,6 +101,16 @@ TEST(ContractValid, WellFormedProblemsPassStrict) {
       {"pool, compact, offset 32 bytes", [](auto& s) { s = pool_spec(), s.pool_slot_stride = 0, s.pool_offset = 8; }},
       {"decode with a pool", [](auto& s) { s = pool_spec(), s.mode = Mode::decode, s.lengths = {1, 1, 1}; }},
       {"sglang decode", [](auto& s) { s = sglang_spec(); }},
+      {"verify, index table, ragged, -1 entries", [](auto& s) { s = verify_table_spec(); }},
+      {"verify, index table, int64 counts, [K,V]",
+       [](auto& s) { s = verify_table_spec(), s.accepted_dtype = DType::i64, s.options.state_layout = StateLayout::kv; }},
+      {"verify, index table, fixed tokens without cu_seqlens",
+       [](auto& s) { s = verify_table_spec(), s.varlen = false, s.lengths = {4, 4, 4}, s.accepted = {1, 4, 2}; }},
+      {"verify, scratch, ragged, non-identity row map", [](auto& s) { s = verify_scratch_spec(); }},
+      {"verify, scratch, bf16 states, -1 row", [](auto& s) {
+         s = verify_scratch_spec(), s.state_dtype = DType::bf16, s.scratch_indices = {2, -1, 3};
+       }},
+      {"sglang verify", [](auto& s) { s = sglang_verify_spec(); }},
   };
   for (const auto& v : variants) {
     ProblemSpec spec = dense_spec();
@@ -111,6 +124,17 @@ TEST(ContractValid, UpstreamShapedProblemsPassTheirProfiles) {
   EXPECT_EQ(rules_of(validate(dense, *find_profile("fla_fused_recurrent"))), "");
   EXPECT_EQ(rules_of(validate(dense, *find_profile("fla_chunk"))), "");
   EXPECT_EQ(rules_of(validate(build(sglang_spec()), sglang())), "");
+  const Problem sglang_verify = build(sglang_verify_spec());
+  for (const char* name : {"sglang_flashinfer_verify", "sglang_helion_verify", "sglang_triton_verify",
+                           "sglang_dspark_mtp"})
+    EXPECT_EQ(rules_of(validate(sglang_verify, *find_profile(name))), "") << name;
+  ProblemSpec flashinfer_table = sglang_verify_spec();
+  flashinfer_table.state = StateSource::table, flashinfer_table.pool_slots = 6;
+  flashinfer_table.indices = {1, 2, 3, 4}, flashinfer_table.accepted = {2, 1};
+  EXPECT_EQ(rules_of(validate(build(flashinfer_table), *find_profile("flashinfer_verify"))), "");
+  ProblemSpec vllm_table = verify_table_spec();
+  vllm_table.HV = 1, vllm_table.options.state_layout = StateLayout::vk;
+  EXPECT_EQ(rules_of(validate(build(vllm_table), *find_profile("vllm_fused_recurrent_verify"))), "");
 }
 
 TEST(ContractErrors, RequireValidThrowsWithEveryViolation) {
@@ -158,8 +182,16 @@ TEST(ContractWording, VarlenBatchMessagesAreUpstreamsExactly) {
 }
 
 TEST(ContractProfiles, RegistryNamesEveryProfile) {
-  const std::vector<std::string_view> expected{"strict", "fla_fused_recurrent", "fla_chunk",
-                                               "sglang_flashinfer_decode"};
+  const std::vector<std::string_view> expected{"strict",
+                                               "fla_fused_recurrent",
+                                               "fla_chunk",
+                                               "sglang_flashinfer_decode",
+                                               "flashinfer_verify",
+                                               "sglang_flashinfer_verify",
+                                               "sglang_helion_verify",
+                                               "sglang_triton_verify",
+                                               "sglang_dspark_mtp",
+                                               "vllm_fused_recurrent_verify"};
   EXPECT_EQ(profile_names(), expected);
   for (auto name : expected) {
     const Profile* p = find_profile(name);
@@ -243,13 +275,18 @@ class Garbage {
   // A valid problem with a few fields turned to garbage: reaches the checks behind the structural ones.
   // Index values are written first, while the views are still the factory's valid ones.
   void corrupt(Problem& p) {
-    for (auto* t : {&p.cu_seqlens, &p.state_indices})
-      if (*t && (*t)->numel() > 0 && coin())
-        (*t)->set_integer(static_cast<i64>(rng_() % static_cast<std::uint64_t>((*t)->numel())), number());
+    auto below = [&](i64 n) { return static_cast<i64>(rng_() % static_cast<std::uint64_t>(n)); };
+    for (auto* t : {&p.cu_seqlens, &p.state_indices, &p.num_accepted, &p.scratch_indices}) {
+      if (!*t || (*t)->numel() == 0 || !coin()) continue;
+      const Shape& shape = (*t)->shape();
+      if (shape.size() == 1) (*t)->set_integer(below(shape[0]), number());
+      if (shape.size() == 2) (*t)->set_integer(below(shape[0]), below(shape[1]), number());  // an index table
+    }
     std::vector<Tensor*> ts;
     for (Tensor* t : p.outputs()) ts.push_back(t);
     for (Tensor* t : {&p.q, &p.k, &p.v, &p.g, &p.beta}) ts.push_back(t);
-    for (auto* t : {&p.cu_seqlens, &p.A_log, &p.dt_bias, &p.initial_state, &p.state_indices})
+    for (auto* t : {&p.cu_seqlens, &p.A_log, &p.dt_bias, &p.initial_state, &p.state_indices, &p.num_accepted,
+                    &p.scratch_indices})
       if (*t) ts.push_back(&**t);
     for (int n = 1 + static_cast<int>(rng_() % 3); n > 0; --n) {
       Tensor& t = *ts[rng_() % ts.size()];
@@ -301,7 +338,8 @@ TEST(ContractHostile, CorruptedValidProblemsNeverCrash) {
   Garbage garbage(7);
   ProblemSpec small_sglang = sglang_spec();
   small_sglang.K = small_sglang.V = 16;
-  const std::vector<ProblemSpec> specs{dense_spec(), pool_spec(), small_sglang};
+  const std::vector<ProblemSpec> specs{dense_spec(), pool_spec(), small_sglang, verify_table_spec(),
+                                       verify_scratch_spec()};
   for (int i = 0; i < 300; ++i) {
     Problem p = build(specs[static_cast<std::size_t>(i) % specs.size()]);
     garbage.corrupt(p);

@@ -21,9 +21,14 @@ struct ContractCase {
 std::vector<ContractCase> contract_cases();
 
 // Valid starting points the cases break: a feature-rich dense prefill, the same on a padded pool
-// with a -1 row, and the SGLang FlashInfer decode shape.
+// with a -1 row, the SGLang FlashInfer decode shape, a ragged verify call in the index-table form and
+// in the scratch form (each with a padding row), and the fixed-token verify shape of SGLang's verify
+// kernels (DSpARK MTP, FlashInfer target_verify).
 ProblemSpec contract_dense_spec();
 ProblemSpec contract_pool_spec();
 ProblemSpec contract_sglang_spec();
+ProblemSpec contract_verify_table_spec();
+ProblemSpec contract_verify_scratch_spec();
+ProblemSpec contract_sglang_verify_spec();
 
 }  // namespace kda
