@@ -33,6 +33,8 @@ const Capabilities& token_serial_capabilities() {
     c.input_dtypes = {DType::bf16, DType::f16, DType::f32};
     c.state_dtypes = {DType::f32, DType::bf16};
     c.max_head_dim = kMaxKeyDim;
+    c.modes = {Mode::prefill, Mode::decode, Mode::verify};
+    c.state_sources = {StateSource::none, StateSource::dense, StateSource::pool, StateSource::table};
     c.chunk_states = false;
     c.token_states = false;
     return c;
@@ -69,7 +71,8 @@ DecodeParams make_decode_params(const Problem& p, const PayloadAddress& payload,
   d.cu_seqlens = ref_of(p.cu_seqlens, payload), d.indices = ref_of(p.state_indices, payload);
   const StateLayout layout = p.options.state_layout;
   if (p.state_pool) {
-    d.source = StateKind::pool;
+    d.source = p.num_accepted ? StateKind::table : StateKind::pool;
+    d.accepted = ref_of(p.num_accepted, payload);
     d.state_in = d.state_out = state_ref(p.state_pool, layout, payload);
   } else {
     d.source = p.initial_state ? StateKind::dense : StateKind::none;

@@ -94,6 +94,8 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPer
   const std::int64_t h = hv / (p.HV / p.H);
   for (std::int64_t t = 0; t < seq.length; ++t) {
     const std::int64_t b = seq.row, tok = seq.first + t;
+    // A verify call (table) stores the state after this token in slot indices[n, t] (none for -1).
+    std::byte* const token_out = has_rows ? access::token_state_head(p, n, t, hv) : nullptr;
     // v and beta first: their loads are in flight while the block computes the gates.
     const std::int64_t v_at = b * p.v.stride[0] + tok * p.v.stride[1] + hv * p.v.stride[2];
     std::uint32_t v_bits[STEPS];
@@ -101,7 +103,8 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPer
     for (int s = 0; s < STEPS; ++s) {
       const std::int64_t v = row0 + s * RPS;
       v_bits[s] = has_rows && v < p.V ? access::load_bits(p.v, v_at + v * p.v.stride[3]) : 0u;
-    }    const std::uint32_t beta_bits =
+    }
+    const std::uint32_t beta_bits =
         access::load_bits(p.beta, b * p.beta.stride[0] + tok * p.beta.stride[1] + hv * p.beta.stride[2]);
     if (t > 0) __syncthreads();  // every warp has read the last token's inputs
     load_token_inputs(p, b, tok, h, hv, A, in);
@@ -166,6 +169,7 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPer
       }
     }
     if (writes_o) store(p.o, o_head + tok * p.o.stride[1] + o_row * p.o.stride[3], mine);
+    if (token_out) state.store(p.state_out, token_out, p.V, p.K, row0, key0);
   }
   if (has_rows && hs.out) state.store(p.state_out, hs.out, p.V, p.K, row0, key0);
 }

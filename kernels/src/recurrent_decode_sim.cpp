@@ -48,7 +48,10 @@ class WarpSim {
     }
     load_state(hs.in);
     load_gate_parameters();
-    for (std::int64_t t = 0; t < seq.length; ++t) token(seq.row, seq.first + t);
+    for (std::int64_t t = 0; t < seq.length; ++t) {
+      token(seq.row, seq.first + t);
+      store_state(access::token_state_head(p_, n_, t, hv_));  // a verify call's state after token t
+    }
     store_state(hs.out);
   }
 

@@ -126,8 +126,9 @@ KDA_HD void store_pair(const TensorRef& t, std::int64_t e, float a, float b) {
   }
 }
 
-KDA_HD std::int64_t load_integer(const TensorRef& t, std::int64_t i) {
-  const std::byte* p = t.data + i * t.stride[0] * element_size(t.dtype);
+// Entry i of a 1-D integer tensor, entry (i, j) of a 2-D one (an index table), int32 or int64.
+KDA_HD std::int64_t load_integer(const TensorRef& t, std::int64_t i, std::int64_t j = 0) {
+  const std::byte* p = t.data + (i * t.stride[0] + j * t.stride[1]) * element_size(t.dtype);
   return t.dtype == DType::i64 ? load_raw<std::int64_t>(p) : load_raw<std::int32_t>(p);
 }
 
@@ -143,7 +144,9 @@ KDA_HD SequenceRange sequence_range(const DecodeParams& p, std::int64_t n) {
 
 // Where the state of sequence n, value head hv starts: the first element of its [V,K] or [K,V] block in
 // state_in and state_out (rows and columns then step by stride[2] and stride[3] of those refs); nullptr
-// where there is none. A pool row whose index is -1 (padding) has neither.
+// where there is none. A pool row whose index is -1 (padding) has neither, nor has a verify request
+// whose initial slot is -1. A verify call (table) has no final state: it stores the state after every
+// token instead (token_state_head).
 struct HeadStates {
   std::byte* in = nullptr;
   std::byte* out = nullptr;
@@ -159,7 +162,21 @@ KDA_HD HeadStates head_states(const DecodeParams& p, std::int64_t n, std::int64_
     std::byte* s = head_of(p.state_in, slot, hv);
     return {s, s, false};
   }
+  if (p.source == StateKind::table) {
+    // The count was validated on the host (accepted_range): 1 <= accepted[n] <= L.
+    const std::int64_t slot = load_integer(p.indices, n, load_integer(p.accepted, n) - 1);
+    if (slot < 0) return {nullptr, nullptr, true};
+    return {head_of(p.state_in, slot, hv), nullptr, false};
+  }
   return {head_of(p.state_in, n, hv), head_of(p.state_out, n, hv), false};
+}
+
+// A verify call (table): where the state after token t of request n goes for value head hv, slot
+// indices[n, t]; nullptr for a -1 entry, and for every other call.
+KDA_HD std::byte* token_state_head(const DecodeParams& p, std::int64_t n, std::int64_t t, std::int64_t hv) {
+  if (p.source != StateKind::table) return nullptr;
+  const std::int64_t slot = load_integer(p.indices, n, t);
+  return slot < 0 ? nullptr : head_of(p.state_out, slot, hv);
 }
 
 // Element (v, k) of a head's state: t gives the dtype and strides, head the block's first element.
