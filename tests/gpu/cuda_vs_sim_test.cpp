@@ -35,8 +35,8 @@ Kernel& sim_kernel() {
   return *sim;
 }
 
-// A verify call: o and every slot of the pool identical, and nothing written but o and the slots the
-// table names for live requests (tests/support/verify_cases.hpp).
+// A verify call: o, every slot of the pool and the scratch buffer identical, and nothing written but o
+// and the states the table or the row map names for live requests (tests/support/verify_cases.hpp).
 void expect_verify_bit_identical(const Problem& input, Agreement& total) {
   Problem on_gpu = deep_copy(input), on_cpu = deep_copy(input);
   const RunOutcome ran = cuda_kernel().run(on_gpu);
@@ -48,6 +48,9 @@ void expect_verify_bit_identical(const Problem& input, Agreement& total) {
   compare("o", input.o.dtype(), test::every_element(on_gpu.o), test::every_element(on_cpu.o), a);
   compare("state_pool", input.state_pool->dtype(), test::every_element(*on_gpu.state_pool),
           test::every_element(*on_cpu.state_pool), a);
+  if (input.scratch_states)
+    compare("scratch_states", input.scratch_states->dtype(), test::every_element(*on_gpu.scratch_states),
+            test::every_element(*on_cpu.scratch_states), a);
   test::expect_agreement(a);
   total.add(a);
 }

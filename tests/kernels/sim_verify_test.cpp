@@ -1,8 +1,9 @@
-// The simulation of the token-serial kernel on index-table verify calls (problem.hpp): against the fp64
-// reference within the fp32 bound sim_precision_test asserts for decode and prefill; writing nothing
-// but o and the slots the table names; bit-identical to a prefill from the slot the accepted count
-// names (the same loop over tokens); independent of the rows per warp; and rejecting an accepted
-// count outside [1, L] before anything is read through it or written.
+// The simulation of the token-serial kernel on verify calls (problem.hpp), both forms: against the
+// fp64 reference within the fp32 bound sim_precision_test asserts for decode and prefill; writing
+// nothing but o and the states the table or the row map names (a scratch-form call leaves the pool
+// bit-identical); bit-identical to a prefill from the slot the call names (the same loop over tokens);
+// independent of the rows per warp; and rejecting an accepted count outside [1, L] before anything is
+// read through it or written.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,18 +40,16 @@ StoredStates stored_states(const Problem& after, const ReferenceOutputs& oracle)
   StoredStates s;
   const Shape head = after.state_head_shape();
   const std::int64_t per_token = after.HV * after.K * after.V;
-  for (std::int64_t n = 0; n < after.N; ++n) {
-    if (after.initial_slot(n) < 0) continue;
+  for (std::int64_t n = 0; n < after.N; ++n)
     for (std::int64_t t = 0; t < after.length(n); ++t) {
-      const std::int64_t slot = after.token_slot(n, t);
-      if (slot < 0) continue;
+      const std::vector<std::int64_t> lead = test::stored_at(after, n, t);
+      if (lead.empty()) continue;
       const std::int64_t at = (after.row(n) * after.T + after.first(n) + t) * per_token;
       for (std::int64_t i = 0; i < per_token; ++i) {
-        s.kernel.push_back(after.state_pool->at({slot, i / (head[0] * head[1]), i / head[1] % head[0], i % head[1]}));
+        s.kernel.push_back(test::stored_element(after, lead, i / (head[0] * head[1]), i / head[1] % head[0], i % head[1]));
         s.oracle.push_back(oracle.token_states[static_cast<std::size_t>(at + i)]);
       }
     }
-  }
   return s;
 }
 
@@ -66,7 +65,7 @@ TEST_P(SimVerify, WithinTheFp32BoundOfTheFp64Reference) {
   const std::vector<double> o = every_element(after.o);
   // A bf16 output or state adds its one rounding (unit roundoff 2^-8) to the fp32 bound.
   const auto bound_for = [&](DType stored) { return bound + (stored == DType::bf16 ? 0x1p-8 : 0.0); };
-  const double o_bound = bound_for(after.o.dtype()), state_bound = bound_for(after.state_pool->dtype());
+  const double o_bound = bound_for(after.o.dtype()), state_bound = bound_for(test::stored_states(after).dtype());
   const double o_sim = rel_rms(o, oracle.o);
   EXPECT_LE(o_sim, o_bound);
   EXPECT_GT(o_sim, 0.0);  // the simulation really computes in fp32
@@ -78,7 +77,7 @@ TEST_P(SimVerify, WithinTheFp32BoundOfTheFp64Reference) {
             << "), stored states " << state_sim << " (bounds " << o_bound << ", " << state_bound << ")\n";
 }
 
-TEST_P(SimVerify, WritesOnlyOAndTheNamedSlots) {
+TEST_P(SimVerify, WritesOnlyOAndTheNamedStates) {
   const Problem input = GetParam().build();
   const Problem after = simulated(input);
   for (const std::string& change : test::verify_changes_outside_writable(input, after)) ADD_FAILURE() << change;
@@ -92,11 +91,11 @@ TEST_P(SimVerify, WritesOnlyOAndTheNamedSlots) {
   }
 }
 
-// The same problem as a prefill through one pool index per request, the slot its accepted count names.
+// The same problem as a prefill through one pool index per request, the slot the call names.
 Problem as_prefill_from_initial_slots(const Problem& verify) {
   Problem p = deep_copy(verify);
   p.mode = Mode::prefill, p.L = 0;
-  p.num_accepted.reset();
+  p.num_accepted.reset(), p.scratch_states.reset(), p.scratch_indices.reset();
   Tensor indices = Tensor::zeros("state_indices", DType::i32, {verify.N});
   for (std::int64_t n = 0; n < verify.N; ++n) indices.set_integer(n, verify.initial_slot(n));
   p.state_indices = std::move(indices);
@@ -114,12 +113,13 @@ TEST_P(SimVerify, BitIdenticalToAPrefillFromTheNamedSlot) {
   int compared = 0;
   for (std::int64_t n = 0; n < input.N; ++n) {
     const std::int64_t length = input.length(n);
-    if (input.initial_slot(n) < 0 || length == 0 || input.token_slot(n, length - 1) < 0) continue;
-    const std::int64_t last = input.token_slot(n, length - 1), initial = input.initial_slot(n);
+    const std::vector<std::int64_t> last = length ? test::stored_at(input, n, length - 1) : std::vector<std::int64_t>{};
+    if (last.empty()) continue;
+    const std::int64_t initial = input.initial_slot(n);
     for (std::int64_t hv = 0; hv < input.HV; ++hv)
       for (std::int64_t i = 0; i < head[0]; ++i)
         for (std::int64_t j = 0; j < head[1]; ++j)
-          ASSERT_EQ(verified.state_pool->at({last, hv, i, j}), prefilled.state_pool->at({initial, hv, i, j}))
+          ASSERT_EQ(test::stored_element(verified, last, hv, i, j), prefilled.state_pool->at({initial, hv, i, j}))
               << "request " << n;
     ++compared;
   }
@@ -131,7 +131,7 @@ TEST_P(SimVerify, IndependentOfRowsPerWarp) {
   const auto run = [&](int steps) {
     Problem p = deep_copy(input);
     simulate_recurrent_decode(make_decode_params(p, [](GuardedBuffer& b) { return b.data(); }, steps));
-    return std::pair{every_element(p.o), every_element(*p.state_pool)};
+    return std::pair{every_element(p.o), every_element(test::stored_states(p))};
   };
   const auto eight = run(8);
   for (int steps : {4, 16}) {

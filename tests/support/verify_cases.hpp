@@ -1,12 +1,11 @@
 #pragma once
-// The index-table verify calls (problem.hpp) the token-serial kernel is checked on, by its simulation
+// The verify calls (problem.hpp), in both forms, the token-serial kernel is checked on, by its simulation
 // against the fp64 reference here (tests/kernels/sim_verify_test.cpp) and by the CUDA kernel against the
 // simulation on a GPU (tests/gpu/cuda_vs_sim_test.cpp); and what a verify call may write.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,10 +34,10 @@ struct VerifyCase {
 inline void PrintTo(const VerifyCase& c, std::ostream* os) { *os << c.name; }  // gtest names a failing case
 
 inline props::CaseSpec verify_spec(std::vector<std::int64_t> lengths, std::int64_t L, std::int64_t H, std::int64_t HV,
-                                   std::int64_t K, std::int64_t V) {
+                                   std::int64_t K, std::int64_t V, StateSource form = StateSource::table) {
   props::CaseSpec c;
   ProblemSpec& s = c.problem;
-  s.mode = Mode::verify, s.state = StateSource::table, s.final_state = false;
+  s.mode = Mode::verify, s.state = form, s.final_state = false;
   s.lengths = std::move(lengths), s.L = L;
   s.H = H, s.HV = HV, s.K = K, s.V = V;
   s.options.l2norm_qk = true;
@@ -47,10 +46,11 @@ inline props::CaseSpec verify_spec(std::vector<std::int64_t> lengths, std::int64
   return c;
 }
 
-// Every accepted-count edge (1, L, between), a padding row (initial slot -1), a -1 slot after a token
-// of a live request, ragged and empty requests, int32 and int64 counts, fp32 and bf16 pools, each
-// state path (staged fp32, bf16 rows, any strides) and reduction tree (16 lanes a row, 32 with one and
-// two chunks), slots in no order, unnamed slots between them.
+// Index table: every accepted-count edge (1, L, between), a padding row (initial slot -1), a -1 slot
+// after a token of a live request, ragged and empty requests, int32 and int64 counts, fp32 and bf16
+// pools, each state path (staged fp32, bf16 rows, any strides) and reduction tree (16 lanes a row, 32
+// with one and two chunks), slots in no order, unnamed slots between them. Scratch buffer: more steps
+// than L, a row map that is not the identity, a -1 row for a live request, a padding row.
 inline std::vector<VerifyCase> verify_cases() {
   std::vector<VerifyCase> out;
   {  // num_spec = 3 at the benchmark's K = V = 128: fixed L = 4 through cu_seqlens, padded pool slots.
@@ -97,24 +97,49 @@ inline std::vector<VerifyCase> verify_cases() {
     s.options.beta_from_logits = true, s.options.allow_neg_eigval = true;
     out.push_back({"verify_table_k256_L8", c});
   }
+  {  // The scratch form at K = V = 128: L' = 5 > L = 4, rows in no order, one -1 row, a padding row.
+    auto c = verify_spec(std::vector<std::int64_t>(5, 4), 4, 2, 4, 128, 128, StateSource::scratch);
+    auto& s = c.problem;
+    s.input_dtype = DType::bf16;
+    s.pool_slots = 7, s.indices = {3, -1, 0, 6, 2};
+    s.scratch_rows = 6, s.scratch_steps = 5, s.scratch_indices = {4, 0, -1, 1, 5};
+    s.options.gate_in_kernel = true, s.options.beta_from_logits = true;
+    s.with_A_log = s.with_dt_bias = true;
+    out.push_back({"verify_scratch_k128_L4", c});
+  }
+  {  // Ragged, bf16 pool and scratch buffer, [K,V] states, the identity row map (FlashInfer's).
+    auto c = verify_spec({3, 1, 0, 4}, 4, 1, 2, 64, 48, StateSource::scratch);
+    auto& s = c.problem;
+    s.state_dtype = DType::bf16, s.options.state_layout = StateLayout::kv;
+    s.pool_slots = 5, s.indices = {4, 1, 0, 2};
+    out.push_back({"verify_scratch_k64_v48_kv_ragged_bf16", c});
+  }
   return out;
 }
 
-// The pool slots a verify call may write: slot indices[n, t] for each token t of each request that is
-// not a padding row.
-inline std::set<std::int64_t> named_slots(const Problem& p) {
-  std::set<std::int64_t> slots;
-  for (std::int64_t n = 0; n < p.N; ++n) {
-    if (p.initial_slot(n) < 0) continue;
-    for (std::int64_t t = 0; t < p.length(n); ++t)
-      if (const std::int64_t slot = p.token_slot(n, t); slot >= 0) slots.insert(slot);
-  }
-  return slots;
+// Where a verify call stores the state after token t of request n: the leading index into the pool
+// (table form: {slot}) or into scratch_states (scratch form: {row, t}); empty where it stores none (a
+// -1 entry, a padding row).
+inline std::vector<std::int64_t> stored_at(const Problem& p, std::int64_t n, std::int64_t t) {
+  if (p.initial_slot(n) < 0) return {};
+  const std::int64_t where = p.token_slot(n, t);
+  if (where < 0) return {};
+  return p.scratch_states ? std::vector<std::int64_t>{where, t} : std::vector<std::int64_t>{where};
+}
+inline const Tensor& stored_states(const Problem& p) { return p.scratch_states ? *p.scratch_states : *p.state_pool; }
+
+// Element (hv, i, j) of the state stored at `lead` (stored_at).
+inline double stored_element(const Problem& p, const std::vector<std::int64_t>& lead, std::int64_t hv, std::int64_t i,
+                             std::int64_t j) {
+  std::vector<std::int64_t> index = lead;
+  index.insert(index.end(), {hv, i, j});
+  return stored_states(p).at(index);
 }
 
 // Bytes a verify call changed where it may not write: in every buffer of the problem, anything but o's
-// elements and the elements of the named slots of the pool, guard bands included. `after` is a
-// deep_copy of `before` that a kernel ran on. One line per buffer that changed.
+// elements and the states stored_at names, guard bands included (so the pool of a scratch-form call
+// must be bit-identical). `after` is a deep_copy of `before` that a kernel ran on. One line per buffer
+// that changed.
 inline std::vector<std::string> verify_changes_outside_writable(const Problem& before, const Problem& after) {
   struct Region {
     const GuardedBuffer* before;
@@ -133,20 +158,27 @@ inline std::vector<std::string> verify_changes_outside_writable(const Problem& b
     const std::int64_t first = v.element_at(index) * bytes;
     std::fill_n(r.writable.begin() + first, bytes, 1);
   };
-  const std::set<std::int64_t> slots = named_slots(before);
+  const Tensor& stored = stored_states(before);
   for (const TensorField& f : tensor_fields()) {
     const Tensor* b = f.in(before);
     const Tensor* a = f.in(after);
     if (!b || !a) continue;
     Region& r = region_of(*b, *a);
     if (f.name == "o") for_each_index(b->shape(), [&](std::span<const std::int64_t> i) { mark(r, b->view, i); });
-    if (f.name != "state_pool") continue;
+    if (b != &stored) continue;
     const Shape& shape = b->shape();
-    for (const std::int64_t slot : slots)
-      for_each_index(Shape(shape.begin() + 1, shape.end()), [&](std::span<const std::int64_t> i) {
-        const std::int64_t index[4] = {slot, i[0], i[1], i[2]};
-        mark(r, b->view, index);
-      });
+    const Shape head(shape.end() - 3, shape.end());
+    for (std::int64_t n = 0; n < before.N; ++n)
+      for (std::int64_t t = 0; t < before.length(n); ++t) {
+        std::vector<std::int64_t> index = stored_at(before, n, t);
+        if (index.empty()) continue;
+        const std::size_t lead = index.size();
+        index.resize(lead + 3);
+        for_each_index(head, [&](std::span<const std::int64_t> i) {
+          std::copy(i.begin(), i.end(), index.begin() + static_cast<std::ptrdiff_t>(lead));
+          mark(r, b->view, index);
+        });
+      }
   }
   std::vector<std::string> changes;
   for (const Region& r : regions) {

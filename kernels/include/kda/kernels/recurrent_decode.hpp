@@ -16,7 +16,8 @@ struct LaunchConfig {
 };
 
 // 16 row groups per warp where the state's rows stream through shared memory (fp32 rows, contiguous in
-// k, 16-byte aligned: the decode fast path), else 8 (rows held in registers).
+// k, 16-byte aligned: the decode fast path), else 8 (rows held in registers, or a verify call, whose
+// per-token stores leave 16 staged row groups too few registers).
 int default_steps(const DecodeParams& params);
 
 // Validates `problem` against the strict profile and returns the violations without launching; else
