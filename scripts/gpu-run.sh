@@ -6,7 +6,8 @@
 #   decode   the token-serial kernel: the gpu-labelled tests (CUDA vs simulation bit for bit, the
 #            property catalogue against cuda-recurrent and against the example plugin wrapping it),
 #            compute-sanitizer memcheck, racecheck, initcheck and synccheck on the named CUDA-vs-
-#            simulation cases (every kernel variant), the decode benchmark and an Nsight Compute
+#            simulation cases (every kernel variant, index-table verify calls included), the decode
+#            benchmark (decode, then verify throughput at num_spec = 3 and 7) and an Nsight Compute
 #            profile of one decode launch
 #   prefill  the chunked kernel: the tensor core's tf32 operand contract, CUDA vs simulation within its bound, the catalogue against
 #            cuda-chunked, the four sanitizers on its named cases, its resource usage and HMMA count,
@@ -72,7 +73,7 @@ decode_part() {
   for tool in memcheck racecheck initcheck synccheck; do
     step "sanitizer-$tool" 45 compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/cuda_vs_sim_test" "$sanitized_cases"
   done
-  step benchmark 90 bash -c "set -o pipefail; '$bin/decode_bench' --json '$out/decode_bench.json' | tee '$out/decode_bench.md'"
+  step benchmark 150 bash -c "set -o pipefail; '$bin/decode_bench' --json '$out/decode_bench.json' | tee '$out/decode_bench.md'"
   # Hardware counters of one default decode launch (N = 64, the first size; ncu replays it): DRAM
   # throughput and where the memory pipeline stalls. Firecracker runtimes only (H200.md); gVisor refuses.
   step decode-profile 120 ncu --clock-control none -k regex:token_serial_kernel --launch-skip 3 --launch-count 1 \

@@ -1,14 +1,18 @@
 // decode_bench: state bytes read + written per second of the token-serial kernel in decode, at the
 // shape of kda-facts §6's anchor: H = HV = 32, K = V = 128, an fp32 [slots, HV, V, K] pool updated in
 // place through int32 indices, bf16 inputs, gate / l2norm / beta in the kernel, one token per sequence,
-// N = 64, 256, 1024. The device-to-device copy bandwidth is measured in the same run as the ceiling.
+// N = 64, 256, 1024. Then the index-table verify of speculative decoding at the same shape, N = 256
+// requests of L = 1 + num_spec tokens (num_spec = 3 and 7): each (request, head) reads one state (the
+// slot its accepted count names) and writes L (one slot per token), so its state bytes are
+// (1 + L) x K x V x 4; as for decode, the inputs and o (under 2% of the bytes) are not counted. The
+// device-to-device copy bandwidth is measured in the same run as the ceiling.
 //
 // Timing: CUDA events around each launch, median of --reps launches after warm-up; and, for the default
 // launch, a CUDA graph of one launch per pool copy replayed --reps times (the median replay over its
 // launches), as FLA's anchor is timed (bench/gpu/fla_anchor.py). Each launch uses the
 // next of several pool copies (at least 1 GiB together, many times the 60 MB L2), so no launch finds
-// its states in the cache. Every launch configuration (row steps per warp x warps per block) is timed;
-// the default one is the headline. Accuracy: o and the pool against the fp64 reference on a random
+// its states in the cache. In decode every launch configuration (row steps per warp x warps per block)
+// is timed, the default one the headline; so it is in verify. Accuracy: o and the pool against the fp64 reference on a random
 // problem of the same shape (N = 64), and the count of elements that differ from the CPU simulation.
 //
 // Usage: decode_bench [--json PATH] [--reps N]
@@ -77,6 +81,23 @@ ProblemSpec decode_spec(std::int64_t N) {
   return s;
 }
 
+// The index-table verify of the benchmark: N requests of L tokens through cu_seqlens (the fixed form),
+// a pool of N x L slots, each request's L slots drawn from a shuffled order, accepted counts drawn in
+// [1, L].
+ProblemSpec verify_spec(std::int64_t N, std::int64_t L) {
+  ProblemSpec s = decode_spec(N);
+  s.mode = Mode::verify, s.state = StateSource::table, s.final_state = false, s.L = L;
+  s.lengths.assign(static_cast<std::size_t>(N), L);
+  s.pool_slots = N * L;
+  s.indices.resize(static_cast<std::size_t>(N * L));
+  std::iota(s.indices.begin(), s.indices.end(), 0);
+  std::mt19937_64 random(8);
+  std::shuffle(s.indices.begin(), s.indices.end(), random);
+  s.accepted.clear();
+  for (std::int64_t n = 0; n < N; ++n) s.accepted.push_back(1 + static_cast<std::int64_t>(random() % L));
+  return s;
+}
+
 // Pool values uniform in [-0.17, 0.17] (standard deviation 0.1, as fill_random draws), from a hash.
 __global__ void fill_pool(float* pool, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
@@ -122,9 +143,11 @@ class DeviceProblem {
   std::map<const GuardedBuffer*, std::byte*> device_;
 };
 
-Row time_decode(std::int64_t N, int reps) {
-  Problem p = make_problem(decode_spec(N));
-  // fill_random would also draw every pool element on the host (N x 2 MiB); the pool is filled on the
+// Times the call `spec` describes, moving `state_bytes` of state per launch: the default launch (per
+// launch and as graph replays), then every other launch configuration.
+Row time_call(const ProblemSpec& spec, double state_bytes, int reps) {
+  Problem p = make_problem(spec);
+  // fill_random would also draw every pool element on the host (2 MiB a slot); the pool is filled on the
   // device instead, so it is set aside while the inputs are drawn.
   std::optional<Tensor> pool = std::move(p.state_pool);
   p.state_pool.reset();
@@ -139,8 +162,8 @@ Row time_decode(std::int64_t N, int reps) {
   if (first.status != RunOutcome::Status::ok) throw std::runtime_error("the benchmark problem: " + first.message);
 
   Row row;
-  row.N = N;
-  row.state_bytes = 2.0 * static_cast<double>(N * kHV * kK * kV) * sizeof(float);
+  row.N = p.N;
+  row.state_bytes = state_bytes;
   // The default launch (what LaunchConfig{} picks) first.
   const int steps0 = kernels::default_steps(kernels::make_decode_params(p, device.payload(0)));
   std::vector<std::pair<int, int>> configs{{steps0, kernels::LaunchConfig{}.warps_per_block}};
@@ -162,6 +185,49 @@ Row time_decode(std::int64_t N, int reps) {
     }
   }
   return row;
+}
+
+constexpr double kStateBytes = static_cast<double>(kHV * kK * kV) * sizeof(float);  // one state of all heads
+
+// Decode: each sequence's state read and written once.
+Row time_decode(std::int64_t N, int reps) { return time_call(decode_spec(N), 2.0 * N * kStateBytes, reps); }
+
+// Verify: one state read and L written per request, whatever the accepted counts.
+Row time_verify(std::int64_t N, std::int64_t L, int reps) {
+  return time_call(verify_spec(N, L), static_cast<double>(1 + L) * N * kStateBytes, reps);
+}
+
+struct VerifyRow {
+  std::int64_t num_spec = 0;
+  Row timing;
+};
+
+const Timing& best_of(const Row& r) {
+  return *std::max_element(r.configs.begin(), r.configs.end(),
+                           [](const Timing& a, const Timing& b) { return a.tb_per_s < b.tb_per_s; });
+}
+
+// Every configuration's TB/s, one line each, a column per row (the rows' configurations in one order).
+void print_configurations(const std::vector<const Row*>& rows, const std::vector<std::string>& columns) {
+  std::printf("| steps x warps |");
+  for (const std::string& c : columns) std::printf(" %s |", c.c_str());
+  std::printf("\n|---|");
+  for (std::size_t i = 0; i < columns.size(); ++i) std::printf("---|");
+  std::printf("\n");
+  for (std::size_t c = 0; c < rows.front()->configs.size(); ++c) {
+    std::printf("| %d x %d%s |", rows.front()->configs[c].steps, rows.front()->configs[c].warps, c == 0 ? " (default)" : "");
+    for (const Row* r : rows) std::printf(" %.2f |", r->configs[c].tb_per_s);
+    std::printf("\n");
+  }
+}
+
+void configs_json(std::ostringstream& j, const Row& r) {
+  j << "\"configs\": [";
+  for (std::size_t c = 0; c < r.configs.size(); ++c)
+    j << (c ? ", " : "") << "{\"steps\": " << r.configs[c].steps << ", \"warps_per_block\": " << r.configs[c].warps
+      << ", \"default\": " << (c == 0 ? "true" : "false") << ", \"median_ms\": " << r.configs[c].median_ms
+      << ", \"tb_per_s\": " << r.configs[c].tb_per_s << "}";
+  j << "]";
 }
 
 struct Accuracy {
@@ -202,26 +268,44 @@ int main(int argc, char** argv) try {
   const int reps = run.reps;
   std::vector<Row> rows;
   for (std::int64_t N : {64, 256, 1024}) rows.push_back(time_decode(N, reps));
+  constexpr std::int64_t kVerifyRequests = 256;
+  std::vector<VerifyRow> verify;
+  for (std::int64_t num_spec : {3, 7}) verify.push_back({num_spec, time_verify(kVerifyRequests, 1 + num_spec, reps)});
   const Accuracy acc = accuracy(64);
 
   std::printf("| N | time (ms) | state TB/s | of copy | graph replay: time (ms) | TB/s | of copy | best config (steps x warps) | best TB/s |\n"
               "|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     const Timing& d = r.configs.front();
-    const Timing& best = *std::max_element(r.configs.begin(), r.configs.end(),
-                                           [](const Timing& a, const Timing& b) { return a.tb_per_s < b.tb_per_s; });
+    const Timing& best = best_of(r);
     std::printf("| %lld | %.4f | %.2f | %.0f%% | %.4f | %.2f | %.0f%% | %d x %d | %.2f |\n", static_cast<long long>(r.N),
                 d.median_ms, d.tb_per_s, 100 * d.tb_per_s / copy, r.graph_ms, r.graph_tb_per_s,
                 100 * r.graph_tb_per_s / copy, best.steps, best.warps, best.tb_per_s);
   }
-  std::printf("\nall configurations (TB/s):\n| steps x warps |");
-  for (const Row& r : rows) std::printf(" N=%lld |", static_cast<long long>(r.N));
-  std::printf("\n|---|---|---|---|\n");
-  for (std::size_t c = 0; c < rows.front().configs.size(); ++c) {
-    std::printf("| %d x %d%s |", rows.front().configs[c].steps, rows.front().configs[c].warps, c == 0 ? " (default)" : "");
-    for (const Row& r : rows) std::printf(" %.2f |", r.configs[c].tb_per_s);
-    std::printf("\n");
+  std::printf("\nall configurations (TB/s):\n");
+  std::vector<const Row*> decode_rows;
+  std::vector<std::string> decode_columns;
+  for (const Row& r : rows) decode_rows.push_back(&r), decode_columns.push_back("N=" + std::to_string(r.N));
+  print_configurations(decode_rows, decode_columns);
+
+  std::printf("\nindex-table verify, N = %lld requests of L = 1 + num_spec tokens (state bytes: 1 read + L written "
+              "per request and head):\n| num_spec | L | state bytes | time (ms) | state TB/s | of copy | graph replay: "
+              "time (ms) | TB/s | of copy | best config (steps x warps) | best TB/s |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|\n",
+              static_cast<long long>(kVerifyRequests));
+  std::vector<const Row*> verify_rows;
+  std::vector<std::string> verify_columns;
+  for (const VerifyRow& v : verify) {
+    const Timing& d = v.timing.configs.front();
+    const Timing& best = best_of(v.timing);
+    std::printf("| %lld | %lld | %.3e | %.4f | %.2f | %.0f%% | %.4f | %.2f | %.0f%% | %d x %d | %.2f |\n",
+                static_cast<long long>(v.num_spec), static_cast<long long>(v.num_spec + 1), v.timing.state_bytes,
+                d.median_ms, d.tb_per_s, 100 * d.tb_per_s / copy, v.timing.graph_ms, v.timing.graph_tb_per_s,
+                100 * v.timing.graph_tb_per_s / copy, best.steps, best.warps, best.tb_per_s);
+    verify_rows.push_back(&v.timing), verify_columns.push_back("num_spec=" + std::to_string(v.num_spec));
   }
+  std::printf("\nverify, all configurations (TB/s):\n");
+  print_configurations(verify_rows, verify_columns);
   std::printf("\naccuracy (N = 64): o rel-RMS vs fp64 %.3e, pool rel-RMS %.3e; %lld of %lld elements differ from the "
               "CPU simulation\n",
               acc.o_rel_rms, acc.pool_rel_rms, static_cast<long long>(acc.differ_from_simulation),
@@ -237,13 +321,19 @@ int main(int argc, char** argv) try {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       j << (i ? "," : "") << "\n    {\"N\": " << r.N << ", \"state_bytes\": " << r.state_bytes
-        << ", \"graph_replay_ms\": " << r.graph_ms << ", \"graph_replay_tb_per_s\": " << r.graph_tb_per_s
-        << ", \"configs\": [";
-      for (std::size_t c = 0; c < r.configs.size(); ++c)
-        j << (c ? ", " : "") << "{\"steps\": " << r.configs[c].steps << ", \"warps_per_block\": " << r.configs[c].warps
-          << ", \"default\": " << (c == 0 ? "true" : "false") << ", \"median_ms\": " << r.configs[c].median_ms
-          << ", \"tb_per_s\": " << r.configs[c].tb_per_s << "}";
-      j << "]}";
+        << ", \"graph_replay_ms\": " << r.graph_ms << ", \"graph_replay_tb_per_s\": " << r.graph_tb_per_s << ", ";
+      configs_json(j, r);
+      j << "}";
+    }
+    j << "\n  ],\n  \"verify\": [";
+    for (std::size_t i = 0; i < verify.size(); ++i) {
+      const Row& r = verify[i].timing;
+      j << (i ? "," : "") << "\n    {\"num_spec\": " << verify[i].num_spec << ", \"L\": " << verify[i].num_spec + 1
+        << ", \"N\": " << r.N << ", \"state_bytes\": " << r.state_bytes
+        << ", \"state_bytes_rule\": \"(1 read + L written) x N x HV x K x V x 4\", \"graph_replay_ms\": " << r.graph_ms
+        << ", \"graph_replay_tb_per_s\": " << r.graph_tb_per_s << ", ";
+      configs_json(j, r);
+      j << "}";
     }
     j << "\n  ],\n  \"accuracy\": {\"N\": 64, \"o_rel_rms_vs_fp64\": " << acc.o_rel_rms
       << ", \"pool_rel_rms_vs_fp64\": " << acc.pool_rel_rms << ", \"elements\": " << acc.elements

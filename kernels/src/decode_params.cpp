@@ -27,12 +27,31 @@ TensorRef state_ref(const std::optional<Tensor>& t, StateLayout layout, const Pa
   return r;
 }
 
+namespace {
+
+// The scratch buffer [S, L', HV, ..] as a state tensor [S, HV, ..] and its step stride.
+TensorRef scratch_ref(const Tensor& t, StateLayout layout, const PayloadAddress& payload, std::int64_t& step_stride) {
+  TensorRef r;
+  r.data = payload(*t.buffer) + t.view.byte_offset();
+  r.dtype = t.dtype();
+  const Shape& s = t.view.strides;
+  r.stride[0] = s[0], r.stride[1] = s[2], r.stride[2] = s[3], r.stride[3] = s[4];
+  if (layout == StateLayout::kv) std::swap(r.stride[2], r.stride[3]);
+  step_stride = s[1];
+  return r;
+}
+
+}  // namespace
+
 const Capabilities& token_serial_capabilities() {
   static const Capabilities caps = [] {
     Capabilities c;
     c.input_dtypes = {DType::bf16, DType::f16, DType::f32};
     c.state_dtypes = {DType::f32, DType::bf16};
     c.max_head_dim = kMaxKeyDim;
+    c.modes = {Mode::prefill, Mode::decode, Mode::verify};
+    c.state_sources = {StateSource::none, StateSource::dense, StateSource::pool, StateSource::table,
+                       StateSource::scratch};
     c.chunk_states = false;
     c.token_states = false;
     return c;
@@ -68,8 +87,14 @@ DecodeParams make_decode_params(const Problem& p, const PayloadAddress& payload,
   d.A_log = ref_of(p.A_log, payload), d.dt_bias = ref_of(p.dt_bias, payload);
   d.cu_seqlens = ref_of(p.cu_seqlens, payload), d.indices = ref_of(p.state_indices, payload);
   const StateLayout layout = p.options.state_layout;
-  if (p.state_pool) {
-    d.source = StateKind::pool;
+  if (p.state_pool && p.scratch_states) {
+    d.source = StateKind::scratch;
+    d.state_in = state_ref(p.state_pool, layout, payload);
+    d.state_out = scratch_ref(*p.scratch_states, layout, payload, d.scratch_step_stride);
+    d.scratch_indices = ref_of(p.scratch_indices, payload);
+  } else if (p.state_pool) {
+    d.source = p.num_accepted ? StateKind::table : StateKind::pool;
+    d.accepted = ref_of(p.num_accepted, payload);
     d.state_in = d.state_out = state_ref(p.state_pool, layout, payload);
   } else {
     d.source = p.initial_state ? StateKind::dense : StateKind::none;

@@ -52,8 +52,11 @@ __device__ __forceinline__ void load_token_inputs(const DecodeParams& p, std::in
 
 // One warp per (sequence n, value head hv, group of STEPS * 32 / L value channels); a block holds
 // consecutive groups of one head. Lane (half, sub) owns key channels j * 4L + 4 sub + [0, 4) of chunk
-// j < J in rows row0 + s * 32 / L, s < STEPS, with row0 = group start + half.
-template <int L, int J, int STEPS, class State>
+// j < J in rows row0 + s * 32 / L, s < STEPS, with row0 = group start + half. TOKEN_STATES: a verify
+// call, which stores the state after every token and has no final state (its own instantiations: the
+// store in the token loop would cost decode's fast path registers, and spills, even where it never
+// runs).
+template <int L, int J, int STEPS, class State, bool TOKEN_STATES>
 __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPerSm)
     token_serial_kernel(const __grid_constant__ DecodeParams p, const unsigned groups, const unsigned blocks_per_head) {
   extern __shared__ float4 shared[];
@@ -76,7 +79,7 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPer
 
   // The state first: its address waits on one load (the pool index), and its rows are then in flight
   // while the sequence's bounds and the token's inputs are read and preprocessed.
-  const access::HeadStates hs = access::head_states(p, n, hv);
+  const access::HeadStates hs = TOKEN_STATES ? access::verify_head_states(p, n, hv) : access::head_states(p, n, hv);
   State state(stage + warp * (State::kSharedBytesPerWarp / sizeof(float4)), lane);
   if (has_rows) state.load(p.state_in, hs.in, p.V, p.K, row0, key0);
 
@@ -101,7 +104,8 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPer
     for (int s = 0; s < STEPS; ++s) {
       const std::int64_t v = row0 + s * RPS;
       v_bits[s] = has_rows && v < p.V ? access::load_bits(p.v, v_at + v * p.v.stride[3]) : 0u;
-    }    const std::uint32_t beta_bits =
+    }
+    const std::uint32_t beta_bits =
         access::load_bits(p.beta, b * p.beta.stride[0] + tok * p.beta.stride[1] + hv * p.beta.stride[2]);
     if (t > 0) __syncthreads();  // every warp has read the last token's inputs
     load_token_inputs(p, b, tok, h, hv, A, in);
@@ -166,8 +170,14 @@ __global__ void __launch_bounds__(kWarp* kMaxWarpsPerBlock, State::kMinBlocksPer
       }
     }
     if (writes_o) store(p.o, o_head + tok * p.o.stride[1] + o_row * p.o.stride[3], mine);
+    // A verify call stores the state after this token: in its table slot or its scratch row's step t.
+    if constexpr (TOKEN_STATES) {
+      if (std::byte* const token_out = access::token_state_head(p, n, t, hv))
+        state.store(p.state_out, token_out, p.V, p.K, row0, key0);
+    }
   }
-  if (has_rows && hs.out) state.store(p.state_out, hs.out, p.V, p.K, row0, key0);
+  if constexpr (!TOKEN_STATES)
+    if (has_rows && hs.out) state.store(p.state_out, hs.out, p.V, p.K, row0, key0);
 }
 
 struct KernelChoice {
@@ -175,20 +185,25 @@ struct KernelChoice {
   std::size_t shared_bytes_per_block, shared_bytes_per_warp;  // token inputs; state rows
 };
 
-template <template <int, int, int> class State, int L, int J>
+template <template <int, int, int> class State, int L, int J, bool TS>
 KernelChoice with_steps(int steps) {
   constexpr std::size_t inputs = TokenInputs::bytes(4 * L * J);
   switch (steps) {
-    case 4: return {token_serial_kernel<L, J, 4, State<L, J, 4>>, inputs, State<L, J, 4>::kSharedBytesPerWarp};
-    case 8: return {token_serial_kernel<L, J, 8, State<L, J, 8>>, inputs, State<L, J, 8>::kSharedBytesPerWarp};
-    default: return {token_serial_kernel<L, J, 16, State<L, J, 16>>, inputs, State<L, J, 16>::kSharedBytesPerWarp};
+    case 4: return {token_serial_kernel<L, J, 4, State<L, J, 4>, TS>, inputs, State<L, J, 4>::kSharedBytesPerWarp};
+    case 8: return {token_serial_kernel<L, J, 8, State<L, J, 8>, TS>, inputs, State<L, J, 8>::kSharedBytesPerWarp};
+    default: return {token_serial_kernel<L, J, 16, State<L, J, 16>, TS>, inputs, State<L, J, 16>::kSharedBytesPerWarp};
   }
 }
 
-template <template <int, int, int> class State>
+template <template <int, int, int> class State, bool TS>
 KernelChoice with_split(const WarpSplit& s) {
-  if (s.lanes_per_row == 16) return with_steps<State, 16, 1>(s.steps);
-  return s.chunks == 1 ? with_steps<State, 32, 1>(s.steps) : with_steps<State, 32, 2>(s.steps);
+  if (s.lanes_per_row == 16) return with_steps<State, 16, 1, TS>(s.steps);
+  return s.chunks == 1 ? with_steps<State, 32, 1, TS>(s.steps) : with_steps<State, 32, 2, TS>(s.steps);
+}
+
+template <template <int, int, int> class State>
+KernelChoice with_token_states(const DecodeParams& p) {
+  return access::stores_token_states(p) ? with_split<State, true>(p.split) : with_split<State, false>(p.split);
 }
 
 template <int L, int J, int STEPS>
@@ -214,6 +229,8 @@ RowsPath rows_path(const DecodeParams& p) {
     vectorized = vectorized && rows_vectorizable(*t, p.K) && (!any || t->dtype == dtype);
     any = true, dtype = t->dtype;
   }
+  // The scratch buffer's steps are another stride of state_out.
+  vectorized = vectorized && (p.source != StateKind::scratch || p.scratch_step_stride % 4 == 0);
   if (any && vectorized && dtype == DType::f32) return RowsPath::staged;
   if (any && vectorized && dtype == DType::bf16) return RowsPath::bf16_registers;
   return RowsPath::strided_registers;
@@ -221,15 +238,19 @@ RowsPath rows_path(const DecodeParams& p) {
 
 KernelChoice pick_kernel(const DecodeParams& p) {
   switch (rows_path(p)) {
-    case RowsPath::staged: return with_split<StagedState>(p.split);
-    case RowsPath::bf16_registers: return with_split<Bf16Registers>(p.split);
-    default: return with_split<StridedRegisters>(p.split);
+    case RowsPath::staged: return with_token_states<StagedState>(p);
+    case RowsPath::bf16_registers: return with_token_states<Bf16Registers>(p);
+    default: return with_token_states<StridedRegisters>(p);
   }
 }
 
 }  // namespace
 
-int default_steps(const DecodeParams& params) { return rows_path(params) == RowsPath::staged ? 16 : 8; }
+int default_steps(const DecodeParams& params) {
+  // A verify call's per-token stores need registers that 16 staged steps, at the 85 the launch bounds
+  // allow, can only spill (docs/cuda-decode.md, resource usage).
+  return rows_path(params) == RowsPath::staged && !access::stores_token_states(params) ? 16 : 8;
+}
 
 cudaError_t launch_recurrent_decode(const DecodeParams& params, cudaStream_t stream, int warps_per_block) {
   if (warps_per_block < 1 || warps_per_block > kMaxWarpsPerBlock) return cudaErrorInvalidValue;

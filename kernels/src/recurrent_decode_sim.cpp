@@ -41,14 +41,18 @@ class WarpSim {
 
   void run() {
     const access::SequenceRange seq = access::sequence_range(p_, n_);
-    const access::HeadStates hs = access::head_states(p_, n_, hv_);
+    const bool verify = access::stores_token_states(p_);
+    const access::HeadStates hs = verify ? access::verify_head_states(p_, n_, hv_) : access::head_states(p_, n_, hv_);
     if (hs.padding) {
       for (std::int64_t t = 0; t < seq.length; ++t) write_outputs(seq.row, seq.first + t, Lanes{});
       return;
     }
     load_state(hs.in);
     load_gate_parameters();
-    for (std::int64_t t = 0; t < seq.length; ++t) token(seq.row, seq.first + t);
+    for (std::int64_t t = 0; t < seq.length; ++t) {
+      token(seq.row, seq.first + t);
+      if (verify) store_state(access::token_state_head(p_, n_, t, hv_));
+    }
     store_state(hs.out);
   }
 

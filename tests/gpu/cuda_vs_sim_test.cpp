@@ -1,16 +1,19 @@
 // The CUDA kernel against its CPU simulation: every output element bit-identical (0 ulp; only NaN
 // payloads may differ), on named cases that cover each path (pool with -1 rows, GVA, both gate forms,
-// K = V = 128 / 64 / others, fp32 and bf16 states, [K,V] states, strided inputs, varlen prefill) and on
-// cases drawn by the property generators with a fixed seed. docs/cuda-decode.md says why the two must
-// agree exactly. Skips without an sm_90 device.
+// K = V = 128 / 64 / others, fp32 and bf16 states, [K,V] states, strided inputs, varlen prefill,
+// index-table verify calls) and on cases drawn by the property generators with a fixed seed.
+// docs/cuda-decode.md says why the two must agree exactly. Skips without an sm_90 device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include "../support/bit_agreement.hpp"
 #include "../support/generated_cases.hpp"
 #include "../support/run_against_simulation.hpp"
+#include "../support/verify_cases.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 #include "kda/kernels/device.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
@@ -23,13 +26,41 @@ namespace {
 using test::Agreement;
 using test::compare;
 
+Kernel& cuda_kernel() {
+  static const auto cuda = make_cuda_recurrent_kernel();
+  return *cuda;
+}
+Kernel& sim_kernel() {
+  static const auto sim = make_sim_recurrent_kernel();
+  return *sim;
+}
+
+// A verify call: o, every slot of the pool and the scratch buffer identical, and nothing written but o
+// and the states the table or the row map names for live requests (tests/support/verify_cases.hpp).
+void expect_verify_bit_identical(const Problem& input, Agreement& total) {
+  Problem on_gpu = deep_copy(input), on_cpu = deep_copy(input);
+  const RunOutcome ran = cuda_kernel().run(on_gpu);
+  ASSERT_EQ(ran.status, RunOutcome::Status::ok) << ran.message;
+  const RunOutcome simulated = sim_kernel().run(on_cpu);
+  ASSERT_EQ(simulated.status, RunOutcome::Status::ok) << simulated.message;
+  for (const std::string& change : test::verify_changes_outside_writable(input, on_gpu)) ADD_FAILURE() << change;
+  Agreement a;
+  compare("o", input.o.dtype(), test::every_element(on_gpu.o), test::every_element(on_cpu.o), a);
+  compare("state_pool", input.state_pool->dtype(), test::every_element(*on_gpu.state_pool),
+          test::every_element(*on_cpu.state_pool), a);
+  if (input.scratch_states)
+    compare("scratch_states", input.scratch_states->dtype(), test::every_element(*on_gpu.scratch_states),
+            test::every_element(*on_cpu.scratch_states), a);
+  test::expect_agreement(a);
+  total.add(a);
+}
+
 // Runs both on copies of `input`; expects identical outputs and no write outside the writable region.
 void expect_bit_identical(const Problem& input, Agreement& total) {
   SCOPED_TRACE(input.describe());
-  static const auto cuda = make_cuda_recurrent_kernel();
-  static const auto sim = make_sim_recurrent_kernel();
+  if (input.mode == Mode::verify) return expect_verify_bit_identical(input, total);
   test::RunPair ran;
-  test::run_against_simulation(*cuda, *sim, input, ran);
+  test::run_against_simulation(cuda_kernel(), sim_kernel(), input, ran);
   if (testing::Test::HasFatalFailure()) return;
   const ReferenceOutputs g = props::read_outputs(ran.cuda), c = props::read_outputs(ran.simulation);
   Agreement a;
@@ -138,6 +169,10 @@ TEST_F(CudaVsSim, NamedCasesBitIdentical) {
     SCOPED_TRACE(name);
     expect_bit_identical(props::build_case(spec), total);
   }
+  for (const test::VerifyCase& c : test::verify_cases()) {
+    SCOPED_TRACE(c.name);
+    expect_bit_identical(c.build(), total);
+  }
   std::cout << "named cases: " << total.elements << " elements, " << total.mismatches << " differ (max "
             << total.max_ulp << " ulp)\n";
 }
@@ -172,6 +207,25 @@ TEST_F(CudaVsSim, PaddedStateRows) {
   p.final_state = padded_rows(*p.final_state);
   Agreement total;
   expect_bit_identical(p, total);
+}
+
+// The launcher validates on the host before anything reaches the device: an accepted count outside
+// [1, L] is rejected with its rule and is never used as an index into the table.
+TEST_F(CudaVsSim, VerifyRejectsAcceptedCountsOutsideOneToL) {
+  const test::VerifyCase c = test::verify_cases().front();
+  for (const std::int64_t count : {std::int64_t{0}, c.spec.problem.L + 1}) {
+    Problem input = c.build();
+    input.num_accepted->set_integer(0, count);
+    Problem p = deep_copy(input);
+    const RunOutcome ran = cuda_kernel().run(p);
+    ASSERT_EQ(ran.status, RunOutcome::Status::rejected) << count;
+    EXPECT_TRUE(std::any_of(ran.violations.begin(), ran.violations.end(),
+                            [](const Violation& v) { return v.rule == Rule::accepted_range; }))
+        << count;
+    for (const auto& [after, before] : {std::pair{&p.o, &input.o}, {&*p.state_pool, &*input.state_pool}})
+      EXPECT_EQ(std::memcmp(after->buffer->data(), before->buffer->data(), before->buffer->size()), 0)
+          << before->name() << " written; count " << count;
+  }
 }
 
 TEST_F(CudaVsSim, GeneratedCasesBitIdentical) {

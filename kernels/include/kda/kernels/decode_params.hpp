@@ -18,7 +18,12 @@ struct TensorRef {
   std::int64_t stride[4] = {0, 0, 0, 0};  // elements
 };
 
-enum class StateKind : std::uint8_t { none, dense, pool };
+// Where states come from and go: none (zero initial state, no state output), dense initial / final
+// states, a pool updated in place through one index per sequence, or a verify call (problem.hpp):
+// table, the initial state from slot indices[n, accepted[n] - 1] and the state after token t stored in
+// slot indices[n, t]; scratch, the initial state from slot indices[n] of a pool that is only read and
+// the state after token t stored in the scratch buffer at [scratch_indices[n], t].
+enum class StateKind : std::uint8_t { none, dense, pool, table, scratch };
 
 // How a warp divides one head's state. lanes_per_row lanes share a state row (a value channel v): 16
 // when K <= 64, else 32. Each lane owns 4 consecutive key channels per chunk; chunk j covers channels
@@ -42,11 +47,16 @@ struct DecodeParams {
   TensorRef q, k, v, g, beta, o;  // [B,T,heads,D]; beta [B,T,HV]
   TensorRef A_log, dt_bias;       // 1-D; absent: A = 1, zero bias
   TensorRef cu_seqlens;           // i32 or i64; absent: sequence n is batch row n
-  TensorRef indices;              // i32 [N], pool only
+  TensorRef indices;              // i32: [N] (pool, scratch) or the [N, L] table (table), any strides
+  TensorRef accepted;             // table only: the accepted counts, i32 or i64 [N], each in [1, L]
+  TensorRef scratch_indices;      // scratch only: i32 [N], a row of the scratch buffer or -1
   StateKind source = StateKind::none;
   // States with strides ordered (sequence or slot, value head, value channel v, key channel k), whatever
-  // the layout: [V,K] and [K,V] differ only in the last two strides. A pool is both state_in and state_out.
+  // the layout: [V,K] and [K,V] differ only in the last two strides. A pool (pool, table) is both
+  // state_in and state_out. The scratch form's state_out is the scratch buffer [S, L', HV, ..] with
+  // strides (row, value head, v, k), its step stride apart.
   TensorRef state_in, state_out;
+  std::int64_t scratch_step_stride = 0;  // elements
   bool l2norm = false;
   bool beta_sigmoid = false;
   float beta_factor = 1.0f;  // 2 with negative eigenvalues allowed
@@ -57,9 +67,10 @@ struct DecodeParams {
   WarpSplit split;
 };
 
-// What the kernel and its simulation compute: decode and token-serial prefill; activations in bf16, fp16
-// or fp32 and o in any float dtype, through any strided view; fp32 or bf16 states in either layout from
-// any source (pools in place); K and V up to 256; every preprocessing option; no chunk or token states.
+// What the kernel and its simulation compute: decode, token-serial prefill and speculative verify in
+// both forms; activations in bf16, fp16 or fp32 and o in any float dtype, through any strided view;
+// fp32 or bf16 states in either layout from any source (pools in place); K and V up to 256; every
+// preprocessing option; no chunk or token states.
 const Capabilities& token_serial_capabilities();
 // Empty when the kernel can run the problem, else what it cannot do: the capabilities, plus the dtype of
 // every activation (Capabilities looks at q's alone).

@@ -1,8 +1,9 @@
 #pragma once
-// The CUDA token-serial KDA kernel for Hopper (sm_90a): decode (one token per sequence) and prefill
-// (several) through one kernel that carries each state in registers from token to token. One warp owns
-// `rows_per_warp` value channels of one (sequence, value head): it reads those rows of the state once,
-// runs every token of the sequence and writes them back. Design and numbers: docs/cuda-decode.md.
+// The CUDA token-serial KDA kernel for Hopper (sm_90a): decode (one token per sequence), prefill
+// (several) and speculative verify (several, the state after each stored) through one kernel that
+// carries each state in registers from token to token. One warp owns `rows_per_warp` value channels of
+// one (sequence, value head): it reads those rows of the state once, runs every token of the sequence
+// and writes them back (after every token, for a verify call). Design and numbers: docs/cuda-decode.md.
 #include <cuda_runtime_api.h>
 
 #include "kda/kernel.hpp"
@@ -16,7 +17,8 @@ struct LaunchConfig {
 };
 
 // 16 row groups per warp where the state's rows stream through shared memory (fp32 rows, contiguous in
-// k, 16-byte aligned: the decode fast path), else 8 (rows held in registers).
+// k, 16-byte aligned: the decode fast path), else 8 (rows held in registers, or a verify call, whose
+// per-token stores leave 16 staged row groups too few registers).
 int default_steps(const DecodeParams& params);
 
 // Validates `problem` against the strict profile and returns the violations without launching; else

@@ -12,7 +12,8 @@
 namespace kda::kernels {
 
 // Runs every warp of the kernel's grid, one after the other, on host memory (params built with host
-// addresses). Writes exactly what the kernel writes: o, and the final states (dense or pool slots).
+// addresses). Writes exactly what the kernel writes: o, and the final states (dense or pool slots) or
+// a verify call's state after every token (pool slots or scratch steps).
 void simulate_recurrent_decode(const DecodeParams& params);
 
 // "sim-recurrent": validates the strict profile (rejecting before writing anything), then simulates

@@ -126,8 +126,13 @@ KDA_HD void store_pair(const TensorRef& t, std::int64_t e, float a, float b) {
   }
 }
 
+// Entry i of a 1-D integer tensor, entry (i, j) of a 2-D one (an index table), int32 or int64.
 KDA_HD std::int64_t load_integer(const TensorRef& t, std::int64_t i) {
   const std::byte* p = t.data + i * t.stride[0] * element_size(t.dtype);
+  return t.dtype == DType::i64 ? load_raw<std::int64_t>(p) : load_raw<std::int32_t>(p);
+}
+KDA_HD std::int64_t load_integer(const TensorRef& t, std::int64_t i, std::int64_t j) {
+  const std::byte* p = t.data + (i * t.stride[0] + j * t.stride[1]) * element_size(t.dtype);
   return t.dtype == DType::i64 ? load_raw<std::int64_t>(p) : load_raw<std::int32_t>(p);
 }
 
@@ -143,7 +148,8 @@ KDA_HD SequenceRange sequence_range(const DecodeParams& p, std::int64_t n) {
 
 // Where the state of sequence n, value head hv starts: the first element of its [V,K] or [K,V] block in
 // state_in and state_out (rows and columns then step by stride[2] and stride[3] of those refs); nullptr
-// where there is none. A pool row whose index is -1 (padding) has neither.
+// where there is none. A pool row whose index is -1 (padding) has neither. Verify calls:
+// verify_head_states.
 struct HeadStates {
   std::byte* in = nullptr;
   std::byte* out = nullptr;
@@ -160,6 +166,33 @@ KDA_HD HeadStates head_states(const DecodeParams& p, std::int64_t n, std::int64_
     return {s, s, false};
   }
   return {head_of(p.state_in, n, hv), head_of(p.state_out, n, hv), false};
+}
+
+// A verify call (table or scratch): the state request n starts from, slot indices[n, accepted[n] - 1]
+// (table) or indices[n] (scratch); a -1 slot makes the request a padding row. No final state: the
+// state after every token is stored instead (token_state_head).
+KDA_HD bool stores_token_states(const DecodeParams& p) {
+  return p.source == StateKind::table || p.source == StateKind::scratch;
+}
+KDA_HD HeadStates verify_head_states(const DecodeParams& p, std::int64_t n, std::int64_t hv) {
+  // The count was validated on the host (accepted_range): 1 <= accepted[n] <= L.
+  const std::int64_t slot = p.source == StateKind::table ? load_integer(p.indices, n, load_integer(p.accepted, n) - 1)
+                                                         : load_integer(p.indices, n);
+  if (slot < 0) return {nullptr, nullptr, true};
+  return {head_of(p.state_in, slot, hv), nullptr, false};
+}
+
+// A verify call: where the state after token t of request n goes for value head hv, pool slot
+// indices[n, t] (table) or scratch_states[scratch_indices[n], t] (scratch); nullptr for a -1 entry,
+// and for every other call.
+KDA_HD std::byte* token_state_head(const DecodeParams& p, std::int64_t n, std::int64_t t, std::int64_t hv) {
+  if (p.source == StateKind::table) {
+    const std::int64_t slot = load_integer(p.indices, n, t);
+    return slot < 0 ? nullptr : head_of(p.state_out, slot, hv);
+  }
+  if (p.source != StateKind::scratch) return nullptr;
+  const std::int64_t row = load_integer(p.scratch_indices, n);
+  return row < 0 ? nullptr : head_of(p.state_out, row, hv) + t * p.scratch_step_stride * element_size(p.state_out.dtype);
 }
 
 // Element (v, k) of a head's state: t gives the dtype and strides, head the block's first element.
