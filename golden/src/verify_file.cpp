@@ -28,7 +28,7 @@ std::vector<CaseReport> verify(const File& golden, const ResultsFile& results, c
   std::vector<CaseReport> reports;
   for (const auto& name : names) {
     if (!results.has_case(name)) {
-      reports.push_back({name, Outcome::failed, {}, {}, {}, {"the results file has no result for this case"}});
+      reports.push_back({name, Outcome::failed, {}, {}, {}, {"the results file has no result for this case"}, {}});
     } else {
       const std::string label = "results file '" + results.path().string() + "', case '" + name + "'";
       reports.push_back(verify_case(name, read(golden, name), results.read(name), label));
@@ -37,7 +37,7 @@ std::vector<CaseReport> verify(const File& golden, const ResultsFile& results, c
   }
   for (const auto& name : results.case_names())
     if (!std::binary_search(names.begin(), names.end(), name))
-      reports.push_back({name, Outcome::failed, {}, {}, {}, {"the golden file has no case of this name"}});
+      reports.push_back({name, Outcome::failed, {}, {}, {}, {"the golden file has no case of this name"}, {}});
   return reports;
 }
 

@@ -137,7 +137,8 @@ TEST_P(SimVerify, IndependentOfRowsPerWarp) {
   for (int steps : {4, 16}) {
     const auto other = run(steps);
     EXPECT_EQ(std::memcmp(other.first.data(), eight.first.data(), eight.first.size() * sizeof(double)), 0) << steps;
-    EXPECT_EQ(other.second, eight.second) << steps;
+    // Bit patterns, not values: the pool's unread slots hold NaN poison.
+    EXPECT_EQ(std::memcmp(other.second.data(), eight.second.data(), eight.second.size() * sizeof(double)), 0) << steps;
   }
 }
 
