@@ -9,7 +9,8 @@
 #   the standard golden suite, generated here and verified against each entry.
 # Writes to $OUT (default .carry/results): fla-run.log (everything), fla-summary.md (each step's exit
 # status and seconds, kda-oracle's tables and failures), fla-failures/<entry>/ (shrunk failing cases).
-# Settings (environment): FLA_CASES cases per property (default 10; FLA_CHUNK_CASES for the chunk
+# Settings (environment): FLA_ENTRIES the adapter entries to run (default: recurrent pooled-decode verify
+# chunk; their check and golden steps), FLA_CASES cases per property (default 10; FLA_CHUNK_CASES for the chunk
 # entry, default 3: its kernels compile slowest), FLA_GOLDEN (1; 0 skips the golden steps), FLA_SEED (1), FLA_DTYPE activations of the check runs
 # (bf16), FLA_HEAD_DIMS declared head dims (64,128), FLA_AUTOTUNE (0: every Triton kernel runs its
 # first config, --first-config; 1: Triton autotunes as FLA ships it, minutes per new shape),
@@ -60,24 +61,26 @@ check() {  # check ENTRY CASES SECONDS
     --cases "$2" --seed "$seed" --timeout 120 --save-failures "$out/fla-failures/$1"
 }
 # Limits from the first H200 run: about 1 s per recurrent or pooled case, 6 s per chunk case (Triton
-# compiles nearly every case anew), with room.
-check recurrent "$cases" $((10 * cases))
-check pooled-decode "$cases" $((6 * cases))
-check verify "$cases" $((6 * cases))
-check chunk "$chunk_cases" $((60 * chunk_cases))
+# compiles nearly every case anew), for each of the catalogue's properties an entry takes, with room.
+entries=" ${FLA_ENTRIES:-recurrent pooled-decode verify chunk} "
+runs() { [[ "$entries" == *" $1 "* ]]; }  # runs ENTRY: the entry is selected
+runs recurrent && check recurrent "$cases" $((20 * cases))
+runs pooled-decode && check pooled-decode "$cases" $((15 * cases))
+runs verify && check verify "$cases" $((15 * cases))
+runs chunk && check chunk "$chunk_cases" $((60 * chunk_cases))
 [ "${FLA_GOLDEN:-1}" = 1 ] || { echo "fla-run: golden steps skipped (FLA_GOLDEN=0)"; golden_skipped=1; }
 
 if [ -z "${golden_skipped:-}" ]; then
 golden=$(mktemp "${TMPDIR:-/tmp}/fla-golden-XXXXXX.h5")
 step golden-generate 20 "$oracle" golden generate --suite standard --out "$golden"
 # The suite's activations are mostly f32: the f32 entries verify those, the bf16 pool entry its decode case.
-step golden-recurrent 45 "$oracle" golden verify --golden "$golden" \
+runs recurrent && step golden-recurrent 45 "$oracle" golden verify --golden "$golden" \
   --kernel "$(adapter recurrent --dtype f32 --head-dims any)"
-step golden-chunk 55 "$oracle" golden verify --golden "$golden" \
+runs chunk && step golden-chunk 55 "$oracle" golden verify --golden "$golden" \
   --kernel "$(adapter chunk --dtype f32 --head-dims "$dims")"
-step golden-pooled-decode 15 "$oracle" golden verify --golden "$golden" \
+runs pooled-decode && step golden-pooled-decode 15 "$oracle" golden verify --golden "$golden" \
   --kernel "$(adapter pooled-decode --dtype bf16 --head-dims any)"
-step golden-verify 15 "$oracle" golden verify --golden "$golden" \
+runs verify && step golden-verify 15 "$oracle" golden verify --golden "$golden" \
   --kernel "$(adapter verify --dtype f32 --head-dims any)"
 rm -f "$golden"
 fi
