@@ -16,6 +16,8 @@ scratch_states[scratch_indices[n], t]). A request whose initial slot is -1 is a 
 
 --no-pool declares no state pool (state_sources=none,dense, and so no verify, whose forms read a
 pool): a kernel without pools, whose pool and verify properties kda-oracle reports skipped.
+--verify-only declares verify calls only (modes=verify, state_sources=table,scratch), as a dedicated
+verify kernel would: the properties that need prefill or decode calls are reported skipped.
 
 Anything on stdout is protocol: diagnostics go to stderr.
 """
@@ -29,8 +31,12 @@ NAME = "numpy-recurrent"
 PROFILE = "strict"  # kda-oracle checks this contract before sending a case (no checks_contract=1)
 CAPABILITIES = ("modes=prefill,decode,verify input_dtypes=bf16,f16,f32,f64 output_dtypes=bf16,f16,f32,f64 "
                 "state_dtypes=bf16,f32,f64 layouts=VK,KV state_sources=none,dense,pool,table,scratch")
-NO_POOL = {"modes=prefill,decode,verify": "modes=prefill,decode",
-           "state_sources=none,dense,pool,table,scratch": "state_sources=none,dense"}
+REDUCED = {  # option -> {declared capability -> what the option declares instead}
+    "--no-pool": {"modes=prefill,decode,verify": "modes=prefill,decode",
+                  "state_sources=none,dense,pool,table,scratch": "state_sources=none,dense"},
+    "--verify-only": {"modes=prefill,decode,verify": "modes=verify",
+                      "state_sources=none,dense,pool,table,scratch": "state_sources=table,scratch"},
+}
 
 STORED = {"bf16": np.uint16, "f16": np.uint16, "f32": np.float32, "f64": np.float64,
           "i32": np.int32, "i64": np.int64}
@@ -276,10 +282,9 @@ def serve(handle_request=handle, capabilities=CAPABILITIES):
 
 if __name__ == "__main__":
     np.seterr(over="ignore", under="ignore")  # strong gates overflow exp() towards harmless 0 / inf
-    if sys.argv[1:] not in ([], ["--no-pool"]):
-        sys.exit("usage: numpy_adapter.py [--no-pool]")
+    if sys.argv[1:] not in ([], *([option] for option in REDUCED)):
+        sys.exit("usage: numpy_adapter.py [--no-pool | --verify-only]")
     capabilities = CAPABILITIES
-    if sys.argv[1:] == ["--no-pool"]:
-        for full, reduced in NO_POOL.items():
-            capabilities = capabilities.replace(full, reduced)
+    for full, reduced in REDUCED.get(sys.argv[1] if sys.argv[1:] else "", {}).items():
+        capabilities = capabilities.replace(full, reduced)
     serve(capabilities=capabilities)

@@ -16,18 +16,22 @@ std::string inapplicable(const KernelNeeds& needs, const Kernel& kernel, const G
     return !detail::feasible(allowed, base);
   };
   if (needs.prefill && lacks([](detail::Needs& n) { n.mode = Mode::prefill; }))
-    return "the kernel runs no prefill call (decode only)";
+    return "the kernel runs no prefill call";
   if (needs.initial_state &&
       lacks([](detail::Needs& n) { n.sources = {StateSource::dense, StateSource::pool}; }))
     return "the kernel takes no initial state (neither dense nor pooled)";
-  if (needs.pool && lacks([](detail::Needs& n) { n.sources = {StateSource::pool}; }))
+  if (needs.pool &&
+      lacks([](detail::Needs& n) { n.sources = {StateSource::pool, StateSource::table, StateSource::scratch}; }))
     return "the kernel takes no state pool";
+  if (needs.plain && lacks([](detail::Needs& n) { n.verify = false; }))
+    return "the kernel takes verify calls only";
   if (needs.verify && lacks([](detail::Needs& n) { n.verify = true; }))
     return "the kernel takes no verify call (neither the index-table nor the scratch form)";
   if (needs.scratch && lacks([](detail::Needs& n) { n.sources = {StateSource::scratch}; }))
     return "the kernel takes no scratch-form verify call";
-  if (needs.decode && !detail::feasible(allowed, {.mode = Mode::decode, .sources = {StateSource::pool}}))
-    return "the kernel runs no decode call with a state pool";
+  if (needs.decode && !detail::feasible(allowed, {.mode = Mode::decode, .sources = {StateSource::pool}}) &&
+      !detail::feasible(allowed, {.mode = Mode::verify, .sources = {StateSource::table}}))
+    return "the kernel runs single-token steps neither as decode calls with a state pool nor as index-table verify calls";
   if (needs.sequences > 1 && lacks([&](detail::Needs& n) { n.min_sequences = needs.sequences; }))
     return "a call holds at most " + std::to_string(limits.max_sequences) + " sequence(s) here, the property needs " +
            std::to_string(needs.sequences);
@@ -47,7 +51,8 @@ std::string describe(const KernelNeeds& needs) {
   add(needs.both_layouts, "both layouts");
   add(needs.verify && !needs.scratch, "verify");
   add(needs.scratch, "scratch verify");
-  add(needs.decode, "decode with a pool");
+  add(needs.decode, "single-token steps");
+  add(needs.plain, "prefill or decode");
   add(needs.sequences > 1, std::to_string(needs.sequences) + " sequences");
   return s.empty() ? "-" : s;
 }

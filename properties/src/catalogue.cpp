@@ -36,7 +36,7 @@ const std::vector<Property>& catalogue() {
        "A call with N >= 2 sequences (varlen, or one per batch row) equals one call per sequence with the same inputs "
        "and initial state: o, final states (dense or pooled), chunk and token states, within the unit roundoff of each "
        "tensor's dtype. Sequences must not leak into each other through the packing.",
-       {.sequences = 2}, check_packing},
+       {.plain = true, .sequences = 2}, check_packing},
       {"split",
        "One sequence as two prefill calls, the first call's final state the second's initial state, equals one call; "
        "where the kernel decodes, so does a prefill followed by decode steps (one token each) against one longer "
@@ -46,11 +46,11 @@ const std::vector<Property>& catalogue() {
       {"layout",
        "The same case with [V,K] and with [K,V] states (initial states transposed, pool geometry kept) gives the same "
        "o and transposed final, chunk and token states, within the unit roundoff of each tensor's dtype.",
-       {.both_layouts = true}, check_layout},
+       {.both_layouts = true, .plain = true}, check_layout},
       {"gva-expansion",
        "HV value heads reading H < HV q/k heads (value head hv reads q/k head hv / (HV/H)) equal the same problem "
        "with HV q/k heads, each q/k head repeated HV/H times, within the unit roundoff of each tensor's dtype.",
-       {}, check_gva_expansion},
+       {.plain = true}, check_gva_expansion},
       {"serving-loop",
        "A stateful run over a state pool (rapidcheck state commands): sequences are admitted into free slots, "
        "prefilled, decoded in batches with -1 padding rows mixed in, verified where the kernel takes a verify form (L "
@@ -59,7 +59,7 @@ const std::vector<Property>& catalogue() {
        "their slots reused. After every call "
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
        "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
-       {.pool = true}, check_serving_loop},
+       {.pool = true, .plain = true}, check_serving_loop},
       {"verify-commit",
        "Speculative decoding: verifying L draft tokens and taking the state after a accepted tokens (where the call "
        "stores it: the pool slot state_indices[n, a-1] of the table form, scratch_states[row, a-1] of the scratch "

@@ -1,5 +1,6 @@
 #include "kda/properties/problem_surgery.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -110,6 +111,13 @@ Problem extract_sequence(const Problem& p, const Cut& cut) {
     s.pool_slot_stride = round_up(p.HV * p.K * p.V, 16);  // the payload is 256-byte aligned: base offset 0
     s.indices = {is_padding_row(p, n) ? -1 : 0};
   }
+  if (s.state == StateSource::table) {  // slot t holds the state after token t; slot 0 the initial state
+    s.L = std::max<i64>(length, 1);
+    s.pool_slots = s.L;
+    s.pool_slot_stride = round_up(p.HV * p.K * p.V, 16);
+    for (i64 t = 0; t < s.L; ++t) s.indices.push_back(is_padding_row(p, n) ? -1 : t);
+    s.accepted = {1};
+  }
   Problem c = make_problem(s);
 
   const i64 row = p.row(n), from = p.first(n) + cut.first;
@@ -133,8 +141,11 @@ void carry_state(const Problem& from, Problem& to) {
   const bool from_pool = !from.final_state && from.state_pool;
   if (!from.final_state && !from_pool) throw std::invalid_argument("carry_state: the first call has no state output");
   if (!to.initial_state && !to.state_pool) throw std::invalid_argument("carry_state: the second call takes no state");
-  const i64 from_slot = from_pool ? from.state_indices->integer_at(0) : 0;
-  const i64 to_slot = to.state_pool ? to.state_indices->integer_at(0) : 0;
+  // A verify call's state after its last token is where that token's slot is.
+  const i64 from_slot = !from_pool ? 0
+                        : from.num_accepted ? from.token_slot(0, from.length(0) - 1)
+                                            : from.state_indices->integer_at(0);
+  const i64 to_slot = to.state_pool ? initial_slot(to, 0) : 0;
   if (from_slot < 0 || to_slot < 0) throw std::invalid_argument("carry_state: a padding row carries no state");
   copy_state(from_pool ? *from.state_pool : *from.final_state, from_slot,
              to.state_pool ? *to.state_pool : *to.initial_state, to_slot);

@@ -28,7 +28,8 @@ void append(std::vector<double>& into, const std::vector<double>& xs, i64 at, i6
 }
 
 // The outputs of request n's tokens as decode steps, one token each, from its committed state (the
-// slot its accepted count or index names): each step's pool state carried into the next.
+// slot its accepted count or index names): each step's pool state carried into the next. A kernel
+// without decode calls takes each step as a one-token index-table verify, which is the same call.
 std::vector<ReferenceOutputs> decode_steps(Kernel& kernel, const Problem& base, i64 n, const std::string& role) {
   std::vector<ReferenceOutputs> steps;
   Problem previous;
@@ -36,10 +37,15 @@ std::vector<ReferenceOutputs> decode_steps(Kernel& kernel, const Problem& base, 
     Cut cut;
     cut.sequence = n, cut.first = t, cut.length = 1, cut.mode = Mode::decode, cut.source = StateSource::pool;
     Problem step = extract_sequence(base, cut);
+    if (!unfit(kernel, step).empty()) {
+      cut.mode = Mode::verify, cut.source = StateSource::table;
+      step = extract_sequence(base, cut);
+    }
     if (t > 0) carry_state(previous, step);
     if (const auto why = unfit(kernel, step); !why.empty()) RC_DISCARD("a decode step: " + why);
     run_or_fail(kernel, step, role + ": decode step " + str(t) + " of request " + str(n), base);
     steps.push_back(read_outputs(step));
+    if (step.mode == Mode::verify) steps.back().final_state = steps.back().token_states;  // its one token's state
     previous = std::move(step);
   }
   return steps;

@@ -164,7 +164,7 @@ TEST(Runner, SkipsThePoolPropertiesForAKernelWithoutPools) {
 
 TEST(Runner, SkipsThePrefillPropertiesForADecodeOnlyKernel) {
   const auto kernel = reference_with("decode only", [](Capabilities& c) { c.modes = {Mode::decode}; });
-  const std::string no_prefill = "the kernel runs no prefill call (decode only)",
+  const std::string no_prefill = "the kernel runs no prefill call",
                     no_verify = "the kernel takes no verify call (neither the index-table nor the scratch form)";
   expect_skipped(*kernel, {{"causality", no_prefill}, {"split", no_prefill}, {"verify-commit", no_verify},
                            {"verify-keeps-committed", no_verify}, {"verify-initial-slot", no_verify}});

@@ -31,13 +31,14 @@ struct CheckContext {
 // What a property needs of a kernel beyond a valid case. A kernel that lacks it cannot take the
 // property's cases; the runner reports the property skipped there, not failed.
 struct KernelNeeds {
-  bool pool = false;           // a state pool
+  bool pool = false;           // a state pool (pooled decode or prefill, or a verify form)
   bool prefill = false;        // prefill calls: sequences of several tokens
   bool initial_state = false;  // an initial state, dense or pooled
   bool both_layouts = false;   // [V,K] and [K,V] states
   bool verify = false;         // speculative-decoding verify calls (the index-table or scratch form)
   bool scratch = false;        // the scratch form of verify calls
-  bool decode = false;         // decode calls with a state pool (besides what the other needs ask)
+  bool decode = false;         // single-token steps: decode calls with a state pool, or one-token table verifies
+  bool plain = false;          // prefill or decode calls, not verify (the property's surgery keeps one index per sequence)
   int sequences = 1;           // sequences in one call, at least
 };
 

@@ -28,7 +28,9 @@ struct Cut {
 // and the sequence's initial state (zeros when the original has none). A pool becomes a fresh one-slot
 // pool that meets the strictest stride contract (slot stride a multiple of 16 elements, 32-byte base)
 // with index 0, or -1 for a padding row. A verify call's request cut (as a decode or prefill call with
-// a pool) starts from the slot its accepted count names.
+// a pool) starts from the slot its accepted count names. Cut as an index-table verify (source table),
+// the request gets a pool of L = length slots, table row 0..L-1 and accepted count 1: it starts from
+// slot 0 and stores the state after token t in slot t.
 Problem extract_sequence(const Problem& problem, const Cut& cut);
 
 // Copies `from`'s final state of sequence 0 (its dense final_state or the pool slot its index names)
