@@ -151,9 +151,10 @@ def run_recurrent(case, fla):
         case.view("final_state").copy_(final)
 
 
-def run_pooled_decode(case, fla):
-    """The pool is handed over as the view it is: FLA indexes slots with its slot stride (any) and
-    assumes compact slots, which every valid pool has (state_pool_inner_strides)."""
+def run_on_pool(case, fla, **table):
+    """fused_recurrent_kda_fwd on the case's pool in place: the pool as the view it is (FLA indexes
+    slots with its slot stride, any, and assumes compact slots, which every valid pool has:
+    state_pool_inner_strides), the activations as contiguous copies, `table` the verify arguments."""
     pool = case.view("state_pool")
     slot = pool.shape[2] * pool.shape[3]
     if list(pool.stride()[1:]) != [slot, pool.shape[3], 1]:
@@ -161,24 +162,20 @@ def run_pooled_decode(case, fla):
     kwargs = {k: v.contiguous() if isinstance(v, case.torch.Tensor) else v for k, v in options(case).items()}
     o = case.torch.empty(case.view("o").shape, dtype=case.view("o").dtype, device=pool.device)
     fla.fused_recurrent_kda_fwd(*(x.contiguous() for x in activations(case)), **kwargs, initial_state=pool,
-                                inplace_final_state=True, ssm_state_indices=case.view("state_indices"), out=o)
+                                inplace_final_state=True, ssm_state_indices=case.view("state_indices"), out=o,
+                                **table)
     case.view("o").copy_(o)
+
+
+def run_pooled_decode(case, fla):
+    run_on_pool(case, fla)
 
 
 def run_verify(case, fla):
-    """The index-table form: the pool and the [N, L] table as the views they are (FLA takes the pool's
-    slot stride and the table's row stride, and reads its columns as if their stride were 1), the
-    accepted counts as a contiguous copy (FLA passes no stride for them); -1 entries go in as given."""
-    pool = case.view("state_pool")
-    slot = pool.shape[2] * pool.shape[3]
-    if list(pool.stride()[1:]) != [slot, pool.shape[3], 1]:
-        raise ValueError(f"fused_recurrent_kda_fwd needs compact pool slots, got strides {list(pool.stride())}")
-    kwargs = {k: v.contiguous() if isinstance(v, case.torch.Tensor) else v for k, v in options(case).items()}
-    o = case.torch.empty(case.view("o").shape, dtype=case.view("o").dtype, device=pool.device)
-    fla.fused_recurrent_kda_fwd(*(x.contiguous() for x in activations(case)), **kwargs, initial_state=pool,
-                                inplace_final_state=True, ssm_state_indices=case.view("state_indices"),
-                                num_accepted_tokens=case.view("num_accepted").contiguous(), out=o)
-    case.view("o").copy_(o)
+    """The index-table form: the [N, L] table as the view it is (FLA takes its row stride and reads its
+    columns as if their stride were 1), the accepted counts as a contiguous copy (FLA passes no stride
+    for them); -1 entries go in as given."""
+    run_on_pool(case, fla, num_accepted_tokens=case.view("num_accepted").contiguous())
 
 
 def run_chunk(case, fla):

@@ -68,6 +68,11 @@ void ServingSystem::call(Mode mode, const std::vector<i64>& indices, const std::
                          std::uint64_t seed, const std::string& what) {
   ProblemSpec spec = calls_;
   spec.mode = mode, spec.lengths = lengths, spec.indices = indices;
+  run_and_judge(spec, seed, what);
+}
+
+ServingSystem::Judged ServingSystem::run_and_judge(const ProblemSpec& spec, std::uint64_t seed,
+                                                   const std::string& what) {
   Problem call = make_problem(spec);
   detail::poison_buffers(call, Poison::nan);  // o stays NaN where the kernel does not write it
   fill_random(call, seed);
@@ -76,7 +81,10 @@ void ServingSystem::call(Mode mode, const std::vector<i64>& indices, const std::
   Problem modelled = deep_copy(call), exact = deep_copy(call);
   modelled.state_pool = model_pool_;
   exact.state_pool = oracle_pool_;
+  // The oracle's scratch buffer holds its states unrounded.
+  if (exact.scratch_states) exact.scratch_states = Tensor::zeros("oracle_scratch", DType::f64, exact.scratch_states->shape());
   judge(call, modelled, exact, what);
+  return {std::move(call), std::move(modelled), std::move(exact)};
 }
 
 void ServingSystem::verify(StateSource form, i64 L, const std::vector<i64>& indices, const std::vector<i64>& accepted,
@@ -87,28 +95,19 @@ void ServingSystem::verify(StateSource form, i64 L, const std::vector<i64>& indi
   spec.lengths = lengths, spec.indices = indices, spec.accepted = accepted;
   spec.scratch_rows = spec.scratch_steps = 0;  // N rows of L steps
   spec.scratch_indices.clear();                // identity
-  Problem call = make_problem(spec);
-  detail::poison_buffers(call, Poison::nan);
-  fill_random(call, seed);
-  detail::apply_padding_pattern(call);
-  call.state_pool = kernel_pool_;
-  Problem modelled = deep_copy(call), exact = deep_copy(call);
-  modelled.state_pool = model_pool_;
-  exact.state_pool = oracle_pool_;
-  if (exact.scratch_states) exact.scratch_states = Tensor::zeros("oracle_scratch", DType::f64, exact.scratch_states->shape());
-  judge(call, modelled, exact, what);
+  const Judged judged = run_and_judge(spec, seed, what);
   // The table form needs no copy: the accepted token's slot is the committed one from now on (Verify::apply).
   if (form != StateSource::scratch) return;
   // The engine's commit: the accepted token's state copied from each system's scratch into its pool.
   const Shape& shape = kernel_pool_.shape();
-  for (i64 n = 0; n < call.N; ++n) {
+  for (i64 n = 0; n < judged.call.N; ++n) {
     const i64 slot = indices[static_cast<std::size_t>(n)], step = commit[static_cast<std::size_t>(n)] - 1;
     if (slot < 0 || step < 0) continue;
     for_each_index(Shape(shape.begin() + 1, shape.end()), [&](std::span<const i64> i) {
       const std::initializer_list<i64> from{n, step, i[0], i[1], i[2]}, to{slot, i[0], i[1], i[2]};
-      kernel_pool_.set(to, call.scratch_states->at(from));
-      model_pool_.set(to, modelled.scratch_states->at(from));
-      oracle_pool_.set(to, exact.scratch_states->at(from));
+      kernel_pool_.set(to, judged.call.scratch_states->at(from));
+      model_pool_.set(to, judged.modelled.scratch_states->at(from));
+      oracle_pool_.set(to, judged.exact.scratch_states->at(from));
     });
   }
 }

@@ -42,6 +42,11 @@ class ServingSystem {
  private:
   // Runs the kernel on `call` and the references on `modelled` and `exact` (their own pools), and fails
   // the case unless the kernel ran, wrote nothing it may not write and tracks the references.
+  // The call `spec` describes, on the three pools (kernel, model, oracle), judged; the three problems after.
+  struct Judged {
+    Problem call, modelled, exact;
+  };
+  Judged run_and_judge(const ProblemSpec& spec, std::uint64_t seed, const std::string& what);
   void judge(Problem& call, Problem& modelled, Problem& exact, const std::string& what);
 
   CheckContext& context_;
