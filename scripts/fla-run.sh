@@ -67,7 +67,7 @@ runs() { [[ "$entries" == *" $1 "* ]]; }  # runs ENTRY: the entry is selected
 runs recurrent && check recurrent "$cases" $((20 * cases))
 runs pooled-decode && check pooled-decode "$cases" $((15 * cases))
 runs verify && check verify "$cases" $((15 * cases))
-runs chunk && check chunk "$chunk_cases" $((60 * chunk_cases))
+runs chunk && check chunk "$chunk_cases" $((90 * chunk_cases))
 [ "${FLA_GOLDEN:-1}" = 1 ] || { echo "fla-run: golden steps skipped (FLA_GOLDEN=0)"; golden_skipped=1; }
 
 if [ -z "${golden_skipped:-}" ]; then
