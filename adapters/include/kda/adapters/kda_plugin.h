@@ -189,8 +189,8 @@ typedef int (*kda_run_fn)(const kda_call* call, char* message, size_t message_si
 typedef struct kda_plugin {
   uint32_t abi_version; /* KDA_PLUGIN_ABI_VERSION the plugin was built against; always the first member */
   const char* name;     /* shown in reports, e.g. "my-kda-loop" */
-  const char* profile;  /* the contract followed: "strict", "fla_fused_recurrent", "fla_chunk" or
-                           "sglang_flashinfer_decode" (kda::profile_names()) */
+  const char* profile;  /* the contract followed: a name of kda::profile_names(), e.g. "strict",
+                           "fla_chunk" or "sglang_flashinfer_verify" */
 
   /* Capabilities: cases outside them are never generated (that is not a failure of the kernel). */
   uint32_t modes;          /* KDA_BIT(kda_mode) for each supported mode (verify: with TABLE and/or
