@@ -44,13 +44,14 @@ Tolerance model_tolerance(const Problem& p, const ReferenceOutputs& expected, co
   return t;
 }
 
-// The [N,L] index table moved into a buffer of its own, column-major with a column stride of N + 1
-// and a leading gap of one element; the gaps hold -1, so a kernel that ignores the strides reads
-// padding slots where it should read the table.
-void stride_table(Problem& p) {
+// The [N,L] index table moved into a buffer of its own, column-major: with gaps, a column stride of
+// N + 1 and a leading gap of one element, the gaps holding -1, so a kernel that ignores the strides
+// reads padding slots where it should read the table; without, a column stride of N.
+void stride_table(Problem& p, bool with_gaps) {
   const Tensor& table = *p.state_indices;
   const i64 N = table.shape()[0], L = table.shape()[1];
-  Tensor strided = Tensor::with_view(table.name(), View{table.dtype(), {N, L}, {1, N + 1}, 1});
+  const View view = with_gaps ? View{table.dtype(), {N, L}, {1, N + 1}, 1} : View{table.dtype(), {N, L}, {1, N}, 0};
+  Tensor strided = Tensor::with_view(table.name(), view);
   const auto elements = static_cast<i64>(strided.buffer->size() / size_of(table.dtype()));
   for (i64 e = 0; e < elements; ++e) store_integer(strided.buffer->data(), table.dtype(), e, -1);
   for (i64 n = 0; n < N; ++n)
@@ -63,9 +64,10 @@ void stride_table(Problem& p) {
 Case golden_case(const Suite& suite, const SuiteCase& c) {
   Case out;
   out.problem = props::build_case(c.spec);
-  if (c.strided_table) stride_table(out.problem);
+  if (c.strided_table || c.column_major_table) stride_table(out.problem, c.strided_table);
   out.metadata = {{"suite", suite.name}, {"covers", c.covers}, {"spec", c.spec.describe()}};
   if (c.strided_table) out.metadata["state_indices"] = "column-major, column stride N + 1, -1 in the gaps";
+  if (c.column_major_table) out.metadata["state_indices"] = "column-major, column stride N, no gaps";
   out.expected = run_reference<double>(out.problem, Algorithm::recurrent, 1);
   out.tolerance = model_tolerance(out.problem, *out.expected, c.name);
   return out;

@@ -135,6 +135,10 @@ std::vector<SuiteCase> valid_cases() {
            .verify_table(8, {17, 16, 15, 14, 13, 12, 11, 10, 1, 2, 3, -1, -1, -1, -1, -1, 4, 5, 6, 7, 8, 9, 0, 20},
                          {8, 3, 5}, 22, DType::i64),
        true},
+      {"verify_table_column_major", "index-table verify, L = 4, a column-major table without gaps (every entry a "
+                                    "live slot), accepted 1, L and between",
+       CaseBuilder({4, 4, 4}, 1, 2, 64, 64, 244).verify_table(4, {3, 1, 4, 2, 7, 5, 8, 6, 11, 9, 12, 10}, {2, 4, 1}, 13),
+       false, true},
       {"verify_table_one_token", "index-table verify with L = 1 on batched rows, a padding row",
        CaseBuilder({1, 1, 1, 1}, 1, 2, 32, 32, 240).batched().verify_table(1, {3, -1, 0, 5}, {1, 1, 1, 1}, 6)},
       {"verify_scratch_sglang", "scratch verify, L = 4 in 6 scratch steps, a permuted row map, a padding row, "

@@ -18,6 +18,10 @@ struct SuiteCase {
   // Verify, index-table form: state_indices stored column-major with a padded column stride (N + 1
   // elements, starting one element in, -1 in the gaps) instead of build_case's row-major table.
   bool strided_table = false;
+  // Verify, index-table form: state_indices stored column-major without gaps (column stride N, the
+  // transpose of a compact [L,N] buffer): a kernel that ignores the column stride reads other live
+  // entries, valid slots, and so shows the mistake in its values rather than in a guard band.
+  bool column_major_table = false;
 };
 
 struct Suite {
