@@ -92,7 +92,7 @@ void apply_gate_mix(Problem& p, GateMix mix, std::uint64_t seed) {
 void apply_padding_pattern(Problem& p) {
   if (!p.state_indices) return;
   for (i64 n = 0; n < p.N; ++n) {
-    if ((p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n)) != -1) continue;
+    if (p.initial_slot(n) != -1) continue;
     const i64 b = p.row(n), first = p.first(n), length = p.length(n);
     fill_tokens(p.k, b, first, length, 0.0);
     fill_tokens(p.v, b, first, length, 0.0);

@@ -19,12 +19,7 @@ DType state_dtype_of(const Problem& p) {
   return DType::f32;
 }
 
-// The pool slot sequence n starts from (a verify call's: the one its accepted count names), -1: padding.
-i64 initial_slot(const Problem& p, i64 n) {
-  return p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n);
-}
-
-bool is_padding_row(const Problem& p, i64 n) { return p.state_indices && initial_slot(p, n) == -1; }
+bool is_padding_row(const Problem& p, i64 n) { return p.state_indices && p.initial_slot(n) == -1; }
 
 // Copies `count` elements: src's from element `from` on in steps of `step_src`, into dst from element
 // `to` on in steps of `step_dst`. Values convert between dtypes; equal dtypes copy exactly.
@@ -131,7 +126,7 @@ Problem extract_sequence(const Problem& p, const Cut& cut) {
   // The sequence's initial state (zeros without one, as make_problem left them).
   Tensor* to = c.initial_state ? &*c.initial_state : c.state_pool ? &*c.state_pool : nullptr;
   if (to && !is_padding_row(p, n)) {
-    if (p.state_pool) copy_state(*p.state_pool, initial_slot(p, n), *to, 0);
+    if (p.state_pool) copy_state(*p.state_pool, p.initial_slot(n), *to, 0);
     if (p.initial_state) copy_state(*p.initial_state, n, *to, 0);
   }
   return c;
@@ -145,7 +140,7 @@ void carry_state(const Problem& from, Problem& to) {
   const i64 from_slot = !from_pool ? 0
                         : from.num_accepted ? from.token_slot(0, from.length(0) - 1)
                                             : from.state_indices->integer_at(0);
-  const i64 to_slot = to.state_pool ? initial_slot(to, 0) : 0;
+  const i64 to_slot = to.state_pool ? to.initial_slot(0) : 0;
   if (from_slot < 0 || to_slot < 0) throw std::invalid_argument("carry_state: a padding row carries no state");
   copy_state(from_pool ? *from.state_pool : *from.final_state, from_slot,
              to.state_pool ? *to.state_pool : *to.initial_state, to_slot);

@@ -62,7 +62,7 @@ void check_padding_rows(CheckContext& context) {
   run.require_ran();
   const Problem& p = run.problem;
   for (std::int64_t n = 0; n < p.N; ++n) {
-    if ((p.mode == Mode::verify ? p.initial_slot(n) : p.state_indices->integer_at(n)) != -1) continue;
+    if (p.initial_slot(n) != -1) continue;
     for (std::int64_t t = p.first(n); t < p.first(n) + p.length(n); ++t)
       for (std::int64_t h = 0; h < p.HV; ++h)
         for (std::int64_t c = 0; c < p.V; ++c)

@@ -14,6 +14,7 @@
 #include "../support/generated_cases.hpp"
 #include "../support/run_against_simulation.hpp"
 #include "../support/verify_cases.hpp"
+#include "../support/verify_rejections.hpp"
 #include "kda/kernels/cuda_recurrent_kernel.hpp"
 #include "kda/kernels/device.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
@@ -212,20 +213,7 @@ TEST_F(CudaVsSim, PaddedStateRows) {
 // The launcher validates on the host before anything reaches the device: an accepted count outside
 // [1, L] is rejected with its rule and is never used as an index into the table.
 TEST_F(CudaVsSim, VerifyRejectsAcceptedCountsOutsideOneToL) {
-  const test::VerifyCase c = test::verify_cases().front();
-  for (const std::int64_t count : {std::int64_t{0}, c.spec.problem.L + 1}) {
-    Problem input = c.build();
-    input.num_accepted->set_integer(0, count);
-    Problem p = deep_copy(input);
-    const RunOutcome ran = cuda_kernel().run(p);
-    ASSERT_EQ(ran.status, RunOutcome::Status::rejected) << count;
-    EXPECT_TRUE(std::any_of(ran.violations.begin(), ran.violations.end(),
-                            [](const Violation& v) { return v.rule == Rule::accepted_range; }))
-        << count;
-    for (const auto& [after, before] : {std::pair{&p.o, &input.o}, {&*p.state_pool, &*input.state_pool}})
-      EXPECT_EQ(std::memcmp(after->buffer->data(), before->buffer->data(), before->buffer->size()), 0)
-          << before->name() << " written; count " << count;
-  }
+  test::expect_rejects_accepted_counts_outside_one_to_L(cuda_kernel());
 }
 
 TEST_F(CudaVsSim, GeneratedCasesBitIdentical) {

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "../support/verify_cases.hpp"
+#include "../support/verify_rejections.hpp"
 #include "kda/kernels/recurrent_decode_sim.hpp"
 #include "kda/metrics.hpp"
 #include "kda/reference.hpp"
@@ -148,20 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Sim, SimVerify, testing::ValuesIn(test::verify_cases())
 // An accepted count outside [1, L] is a contract violation: rejected with its rule, nothing written,
 // never used as an index into the table.
 TEST(SimVerifyContract, RejectsAcceptedCountsOutsideOneToL) {
-  const VerifyCase c = test::verify_cases().front();
-  for (const std::int64_t count : {std::int64_t{0}, c.spec.problem.L + 1, std::int64_t{-7}, std::int64_t{1} << 30}) {
-    Problem input = c.build();
-    input.num_accepted->set_integer(2, count);
-    Problem p = deep_copy(input);
-    const RunOutcome ran = make_sim_recurrent_kernel()->run(p);
-    ASSERT_EQ(ran.status, RunOutcome::Status::rejected) << count;
-    EXPECT_TRUE(std::any_of(ran.violations.begin(), ran.violations.end(),
-                            [](const Violation& v) { return v.rule == Rule::accepted_range; }))
-        << count;
-    for (const auto& [after, before] : {std::pair{&p.o, &input.o}, {&*p.state_pool, &*input.state_pool}})
-      EXPECT_EQ(std::memcmp(after->buffer->data(), before->buffer->data(), before->buffer->size()), 0)
-          << before->name() << " written; count " << count;
-  }
+  test::expect_rejects_accepted_counts_outside_one_to_L(*make_sim_recurrent_kernel());
 }
 
 }  // namespace

@@ -84,9 +84,10 @@ struct Problem {
   // Shape of one state per value head in the chosen layout: {V,K} or {K,V}.
   Shape state_head_shape() const;
 
-  // Verify: the pool slot request n starts from (-1: a padding row), and where the state after its
-  // token t is stored (-1: nowhere): a slot of the pool (table form) or a row of scratch_states
-  // (scratch form). Only meaningful on a verify problem that passes the contract.
+  // With a pool: the slot sequence n starts from (-1: a padding row): state_indices[n], or a verify
+  // call's table entry its accepted count names. Verify: where the state after token t of request n
+  // is stored (-1: nowhere): a slot of the pool (table form) or a row of scratch_states (scratch
+  // form). Only meaningful on a problem that passes the contract.
   std::int64_t initial_slot(std::int64_t n) const;
   std::int64_t token_slot(std::int64_t n, std::int64_t t) const;
 
