@@ -35,6 +35,8 @@ std::string inapplicable(const KernelNeeds& needs, const Kernel& kernel, const G
   if (needs.sequences > 1 && lacks([&](detail::Needs& n) { n.min_sequences = needs.sequences; }))
     return "a call holds at most " + std::to_string(limits.max_sequences) + " sequence(s) here, the property needs " +
            std::to_string(needs.sequences);
+  if (needs.unpromised_rule && unpromised_rules(kernel, limits).empty())
+    return "the kernel's profile " + kernel.profile().name + " enforces every rule strict can break on its cases";
   if (needs.both_layouts && allowed.layouts.size() < 2)
     return "the kernel takes one state layout only (" + std::string(name_of(allowed.layouts.front())) + ")";
   return {};
@@ -54,6 +56,7 @@ std::string describe(const KernelNeeds& needs) {
   add(needs.decode, "single-token steps");
   add(needs.plain, "prefill or decode");
   add(needs.sequences > 1, std::to_string(needs.sequences) + " sequences");
+  add(needs.unpromised_rule, "a rule its profile does not enforce");
   return s.empty() ? "-" : s;
 }
 

@@ -20,8 +20,16 @@ const std::vector<Property>& catalogue() {
        {}, check_untouched},
       {"rejects-invalid",
        "A problem that breaks exactly one rule of the kernel's profile is rejected with that rule's code, and "
-       "nothing at all is written.",
+       "nothing at all is written. A kernel that runs it instead is reported with the rule, its upstream message and "
+       "what the run did (writes outside the region, NaN or Inf, wrong values where the reference defines the problem).",
        {}, check_rejects_invalid},
+      {"unchecked-invalid",
+       "A problem that breaks one rule the kernel's profile does not enforce (one strict enforces): the kernel may "
+       "reject it (with any rule) or run it. If it runs it, it writes nothing outside the region a call of that shape "
+       "may write, returns no NaN or Inf where it writes and, where the fp64 reference still defines the problem (an "
+       "implementation limit such as alignment, a head-dim set, a dtype or a chunk size was broken), values within "
+       "the tolerance policy. An out-of-range index or accepted count names no writable slot.",
+       {.unpromised_rule = true}, check_unchecked_invalid},
       {"padding-rows",
        "Sequences whose state index is -1 (filled with upstream's padding pattern: gate -1000, k = v = beta = 0) get "
        "zero output rows and leave their pool slot and every other byte untouched. Verify calls too: a request whose "

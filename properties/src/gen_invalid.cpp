@@ -12,11 +12,17 @@ std::optional<Needs> needs_for(Rule rule, const Profile& profile) {
   const RuleBreak& row = rule_break(rule);  // first: a rule without a row fails under every profile
   if (!profile.enforces(rule)) return std::nullopt;
   std::optional<Needs> needs = row.needs(profile);
-  // A verify base only for the rows that ask for one (a verify mode or form): the other breaks change
-  // one-index-per-sequence pools and dense states, which a verify call does not have.
-  if (needs && !needs->verify)
-    needs->verify = needs->mode == Mode::verify ||
-                    std::any_of(needs->sources.begin(), needs->sources.end(), is_verify_source);
+  // A verify base only for the rows that ask for one (a verify mode, or verify forms only): the other
+  // breaks change one-index-per-sequence pools and dense states, which a verify call does not have.
+  // A row listing a verify form beside the other sources breaks either kind of base.
+  if (needs && !needs->verify) {
+    const auto& s = needs->sources;
+    const auto verify_forms = std::count_if(s.begin(), s.end(), is_verify_source);
+    if (needs->mode == Mode::verify || (!s.empty() && verify_forms == static_cast<std::ptrdiff_t>(s.size())))
+      needs->verify = true;
+    else if (verify_forms == 0)
+      needs->verify = false;
+  }
   return needs;
 }
 
@@ -57,12 +63,10 @@ std::vector<Rule> breakable_rules(const Kernel& kernel, const GenLimits& limits)
   return rules;
 }
 
-rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, Rule rule, const GenLimits& limits) {
-  const auto rules = breakable_rules(kernel, limits);
-  if (std::find(rules.begin(), rules.end(), rule) == rules.end())
-    throw std::invalid_argument("gen_invalid_case: " + std::string(name_of(rule)) + " cannot be broken alone for " +
-                                kernel.name() + " under profile " + kernel.profile().name);
-  const Profile* profile = &kernel.profile();
+namespace {
+
+// `rule` of `profile` broken on a base the kernel takes; the rule must be breakable there.
+rc::Gen<InvalidCase> gen_break(const Kernel& kernel, const Profile* profile, Rule rule, const GenLimits& limits) {
   return rc::gen::map(
       rc::gen::pair(detail::gen_case(detail::allowed_for(kernel, limits), *detail::needs_for(rule, *profile)),
                     rc::gen::map(detail::gen_uniform(0, 11), [](detail::i64 v) { return static_cast<std::uint64_t>(v); })),
@@ -71,13 +75,46 @@ rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, Rule rule, const Gen
       });
 }
 
+// One of the rules' generators, shrinking towards the first.
+rc::Gen<InvalidCase> one_of(std::vector<rc::Gen<InvalidCase>> gens) {
+  return rc::gen::mapcat(detail::gen_index(static_cast<int>(gens.size())),
+                         [gens](int i) { return gens[static_cast<std::size_t>(i)]; });
+}
+
+}  // namespace
+
+rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, Rule rule, const GenLimits& limits) {
+  const auto rules = breakable_rules(kernel, limits);
+  if (std::find(rules.begin(), rules.end(), rule) == rules.end())
+    throw std::invalid_argument("gen_invalid_case: " + std::string(name_of(rule)) + " cannot be broken alone for " +
+                                kernel.name() + " under profile " + kernel.profile().name);
+  return gen_break(kernel, &kernel.profile(), rule, limits);
+}
+
+std::vector<Rule> unpromised_rules(const Kernel& kernel, const GenLimits& limits) {
+  const detail::Allowed allowed = detail::allowed_for(kernel, limits);
+  std::vector<Rule> rules;
+  for (Rule r : breakable_rules(profile_strict()))
+    if (!kernel.profile().enforces(r) && detail::feasible(allowed, *detail::needs_for(r, profile_strict())))
+      rules.push_back(r);
+  return rules;
+}
+
+rc::Gen<InvalidCase> gen_unpromised_case(const Kernel& kernel, const GenLimits& limits) {
+  const auto rules = unpromised_rules(kernel, limits);
+  if (rules.empty())
+    throw std::invalid_argument("gen_unpromised_case: " + kernel.profile().name + " enforces every rule strict can break");
+  std::vector<rc::Gen<InvalidCase>> gens;
+  for (Rule r : rules) gens.push_back(gen_break(kernel, &profile_strict(), r, limits));
+  return one_of(std::move(gens));
+}
+
 rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, const GenLimits& limits) {
   const auto rules = breakable_rules(kernel, limits);
   if (rules.empty()) throw std::invalid_argument("gen_invalid_case: no rule of " + kernel.profile().name + " breakable");
   std::vector<rc::Gen<InvalidCase>> gens;
   for (Rule r : rules) gens.push_back(gen_invalid_case(kernel, r, limits));
-  return rc::gen::mapcat(detail::gen_index(static_cast<int>(gens.size())),
-                         [gens](int i) { return gens[static_cast<std::size_t>(i)]; });
+  return one_of(std::move(gens));
 }
 
 }  // namespace kda::props

@@ -5,6 +5,7 @@
 #include "kda/properties/coverage.hpp"
 #include "kda/properties/judged_run.hpp"
 #include "kda/properties/property_bodies.hpp"
+#include "unchecked_run.hpp"
 
 namespace kda::props {
 
@@ -34,21 +35,23 @@ void check_untouched(CheckContext& context) {
 
 void check_rejects_invalid(CheckContext& context) {
   const InvalidCase invalid = *gen_invalid_case(context.kernel, context.limits);
-  Problem problem = invalid.build();
-  context.note_case(problem);
-  const Snapshot before(problem);
-  const RunOutcome outcome = context.kernel.run(problem);
+  const Problem problem = invalid.build();
+  const detail::UncheckedRun run = detail::run_unchecked(context, problem, invalid.rule, *invalid.profile);
   const std::string rule(name_of(invalid.rule));
-  if (outcome.status != RunOutcome::Status::rejected)
-    RC_FAIL("the kernel " + std::string(outcome.status == RunOutcome::Status::ok ? "ran" : "failed on") +
-            " a problem that breaks " + rule + " instead of rejecting it\n  problem: " + problem.describe());
-  bool found = false;
-  for (const auto& v : outcome.violations) found |= v.rule == invalid.rule;
-  if (!found)
-    RC_FAIL("rejected, but not for " + rule + "; it reported:" + detail::violations_text(outcome.violations) +
+  if (run.outcome.status == RunOutcome::Status::ok)
+    RC_FAIL("the kernel ran a problem that breaks " + run.broken + " instead of rejecting it" +
+            (run.findings.empty() ? std::string("; nothing else wrong was seen in what it did")
+                                  : ", and" + lines(run.findings)) +
             "\n  problem: " + problem.describe());
-  if (const auto changes = before.changes_anywhere(problem); !changes.empty())
-    RC_FAIL("rejected, but wrote first:" + lines(changes) + "\n  problem: " + problem.describe());
+  if (run.outcome.status == RunOutcome::Status::failed)
+    RC_FAIL("the kernel failed on a problem that breaks " + run.broken + " instead of rejecting it: " +
+            run.outcome.message + "\n  problem: " + problem.describe());
+  bool found = false;
+  for (const auto& v : run.outcome.violations) found |= v.rule == invalid.rule;
+  if (!found)
+    RC_FAIL("rejected, but not for " + rule + "; it reported:" + detail::violations_text(run.outcome.violations) +
+            "\n  problem: " + problem.describe());
+  if (!run.findings.empty()) RC_FAIL("rejected for " + rule + ", but " + run.findings.front() + "\n  problem: " + problem.describe());
 }
 
 void check_padding_rows(CheckContext& context) {

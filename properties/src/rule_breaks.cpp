@@ -171,10 +171,23 @@ void add_state_source(Problem& p, Variant variant, const Profile& profile) {
   }
 }
 
+// A fresh [rows, columns] int32 index table holding the old table's entries where both have them, -1 elsewhere.
+Tensor resized_table(const Tensor& table, i64 rows, i64 columns) {
+  Tensor t = zeros("state_indices", DType::i32, {rows, columns});
+  for (i64 i = 0; i < rows; ++i)
+    for (i64 j = 0; j < columns; ++j)
+      t.set_integer(i, j, i < table.shape()[0] && j < table.shape()[1] ? table.integer_at(i, j) : -1);
+  return t;
+}
+
 void break_initial_state_count(Problem& p, Variant variant, const Profile&) {
   const i64 N = p.N + (variant % 2 ? -1 : 1);
   if (p.initial_state) {
     p.initial_state = zeros("initial_state", p.initial_state->dtype(), states(p, {N}));
+    return;
+  }
+  if (p.num_accepted) {  // a verify table with a padding row more, or its last row dropped
+    p.state_indices = resized_table(*p.state_indices, N, p.state_indices->shape()[1]);
     return;
   }
   std::vector<i64> xs = values(*p.state_indices);
@@ -209,17 +222,21 @@ void break_pool_inner_strides(Problem& p, Variant variant, const Profile&) {
   }
 }
 
-// A 1-D index tensor seen as [N, 1] or [1, N]; a verify table seen with one column fewer.
+// A 1-D index tensor seen as [N, 1] or [1, N]; a verify table seen with one column fewer, or given one
+// column of -1 entries more (odd variants).
 void break_index_shape(Tensor& idx, Variant variant, bool table) {
   const auto N = idx.shape()[0];
-  if (table)
+  if (table && variant % 2)
+    idx = resized_table(idx, N, idx.shape()[1] + 1);
+  else if (table)
     idx = reviewed(idx, {N, idx.shape()[1] - 1}, idx.view.strides, idx.view.offset);
   else
     idx = variant % 2 ? reviewed(idx, {1, N}, {N, 1}, idx.view.offset) : reviewed(idx, {N, 1}, {1, 1}, idx.view.offset);
 }
 
 void break_indices_shape(Problem& p, Variant variant, const Profile&) {
-  break_index_shape(*p.state_indices, variant, p.num_accepted.has_value());
+  // A pool's indices as [N, 1] only: [1, N] would count one initial state (initial_state_count) too.
+  break_index_shape(*p.state_indices, p.num_accepted ? variant : 0, p.num_accepted.has_value());
 }
 
 // Entry `at` of an index tensor (a table's entries row by row), read and written.
@@ -314,18 +331,20 @@ const std::vector<RuleBreak>& rows() {
            [](Problem& p, Variant v, const Profile&) {
              p.cu_seqlens->set_integer(0, -1 - static_cast<i64>(v % 3));
            }},
-      {.rule = Rule::cu_seqlens_monotonic,  // an interior entry above its successor
+      {.rule = Rule::cu_seqlens_monotonic,  // an interior entry above its successor, or negative (odd variants)
        .needs = base_with({.varlen = true, .min_sequences = 2}),
        .problem =
            [](Problem& p, Variant v, const Profile&) {
-             const i64 n = 1 + static_cast<i64>(v % static_cast<Variant>(p.N - 1));
-             p.cu_seqlens->set_integer(n, p.cu_seqlens->integer_at(n + 1) + 1);
+             const i64 n = 1 + static_cast<i64>(v / 2 % static_cast<Variant>(p.N - 1));
+             p.cu_seqlens->set_integer(n, v % 2 ? -1 - static_cast<i64>(v / 2 % 3) : p.cu_seqlens->integer_at(n + 1) + 1);
            }},
       {.rule = Rule::cu_seqlens_end,  // the last length changes: keep decode and chunk counts out of it
        .needs = base_with({.mode = Mode::prefill, .varlen = true, .chunk_states = false}),
        .problem =
            [](Problem& p, Variant v, const Profile&) {
-             p.cu_seqlens->set_integer(p.N, p.T + 1 + static_cast<i64>(v % 3));
+             // Odd variants end short of T where the last sequence has a token to lose (else beyond T).
+             const bool short_end = v % 2 == 1 && p.cu_seqlens->integer_at(p.N - 1) < p.T;
+             p.cu_seqlens->set_integer(p.N, short_end ? p.T - 1 : p.T + 1 + static_cast<i64>(v / 2 % 3));
            }},
       {.rule = Rule::batch_sequence_count,
        .needs = base_with({.varlen = false,
@@ -469,7 +488,7 @@ const std::vector<RuleBreak>& rows() {
              s.options.state_layout = s.options.state_layout == StateLayout::vk ? StateLayout::kv : StateLayout::vk;
            }},
       {.rule = Rule::initial_state_count,
-       .needs = base_with({.sources = stateful}),
+       .needs = base_with({.sources = {StateSource::dense, StateSource::pool, StateSource::table}}),
        .problem = break_initial_state_count},
       {.rule = Rule::initial_state_shape,  // swapped [a, b] (where K != V, even variants), else one more head
        .needs = base_with({.sources = {StateSource::dense}}),

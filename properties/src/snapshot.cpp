@@ -3,6 +3,7 @@
 // Rejected calls are snapshotted too, so nothing here may trust the problem: every read is bounds
 // checked and a view with more elements than its buffer has bytes is never walked.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -230,16 +231,25 @@ std::string slot_label(std::int64_t slot, std::int64_t sequence, std::int64_t to
   return python_minus_one ? s + " (pool[-1]: where a -1 index lands as a Python index)" : s;
 }
 
-// Each slot's elements by slot; with padding rows also the slot stride before slot 0, where unchecked
-// C index math sends a -1 index.
+// Each slot's elements by slot, and the leading gap by the slot stride: slot -1, -2, ... before slot 0,
+// where unchecked C index math sends a negative index (a -1 padding index, or an index or accepted
+// count nobody checked).
 void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_t>& slot_sequence,
                  const std::vector<std::int64_t>& slot_token, bool padding_rows) {
   const std::int64_t slots = pool.size(0), size = static_cast<std::int64_t>(owners.of_byte.size());
-  if (padding_rows) {
-    const std::int32_t label = owners.add("slot -1, before the pool's first slot (where a -1 index lands in C index math)");
-    const std::int64_t slot_bytes = pool.stride(0) * static_cast<std::int64_t>(size_of(pool.dtype));
-    for (std::int64_t b = std::max<std::int64_t>(pool.byte_offset() - slot_bytes, 0); b < std::min(pool.byte_offset(), size); ++b)
-      if (owners.of_byte[static_cast<std::size_t>(b)] == -1) owners.of_byte[static_cast<std::size_t>(b)] = label;
+  const std::int64_t slot_bytes = pool.stride(0) * static_cast<std::int64_t>(size_of(pool.dtype));
+  if (slot_bytes > 0) {
+    std::map<std::int64_t, std::int32_t> before;  // slot -k -> its label
+    for (std::int64_t b = 0; b < std::min(pool.byte_offset(), size); ++b) {
+      auto& owner = owners.of_byte[static_cast<std::size_t>(b)];
+      if (owner != -1) continue;
+      const std::int64_t slot = -((pool.byte_offset() - b - 1) / slot_bytes + 1);
+      auto [it, fresh] = before.try_emplace(slot, 0);
+      if (fresh)
+        it->second = owners.add("slot " + std::to_string(slot) + ", before the pool's first slot" +
+                                (slot == -1 && padding_rows ? " (where a -1 index lands in C index math)" : ""));
+      owner = it->second;
+    }
   }
   for (std::int64_t s = 0; s < slots; ++s) {
     const auto i = static_cast<std::size_t>(s);
@@ -351,6 +361,30 @@ std::vector<ByteChange> Snapshot::changes(const Problem& after, bool outside_wri
     all.insert(all.end(), found.begin(), found.end());
   }
   return all;
+}
+
+std::vector<std::string> Snapshot::non_finite_writable(const Problem& after) const {
+  const auto buffers = distinct_buffers(after);
+  std::vector<std::string> found;
+  for (const Named& t : named_tensors(after)) {
+    const View& v = t.tensor->view;
+    const auto at = std::find(buffers.begin(), buffers.end(), t.tensor->buffer.get()) - buffers.begin();
+    if (t.input || !is_float(v.dtype) || !walkable(*t.tensor) || static_cast<std::size_t>(at) >= copies_.size()) continue;
+    const auto& writable = copies_[static_cast<std::size_t>(at)].writable;
+    const auto es = static_cast<std::int64_t>(size_of(v.dtype)), size = static_cast<std::int64_t>(writable.size());
+    std::int64_t count = 0, first = -1;
+    for_each_element_run(v, [&](std::int64_t byte, std::int64_t bytes) {
+      for (std::int64_t b = byte; b < byte + bytes; b += es) {
+        if (b < 0 || b + es > size || !writable[static_cast<std::size_t>(b)]) continue;
+        if (std::isfinite(load_element(t.tensor->buffer->data(), v.dtype, b / es))) continue;
+        if (count++ == 0) first = b;
+      }
+    });
+    if (count)
+      found.push_back(std::string(t.name) + ": " + std::to_string(count) + " element(s) it may write hold NaN or Inf " +
+                      "(first at byte offset " + std::to_string(first) + " of buffer '" + t.tensor->buffer->name() + "')");
+  }
+  return found;
 }
 
 std::vector<ByteChange> Snapshot::changed_outside_writable(const Problem& after) const { return changes(after, true); }

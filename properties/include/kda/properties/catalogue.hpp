@@ -40,6 +40,7 @@ struct KernelNeeds {
   bool decode = false;         // single-token steps: decode calls with a state pool, or one-token table verifies
   bool plain = false;          // prefill or decode calls, not verify (the property's surgery keeps one index per sequence)
   int sequences = 1;           // sequences in one call, at least
+  bool unpromised_rule = false;  // a rule strict can break that the kernel's profile does not enforce
 };
 
 // Why `kernel`, with cases drawn under `limits`, cannot take the cases of a property with `needs`; empty

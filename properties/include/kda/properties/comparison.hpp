@@ -123,6 +123,9 @@ class Snapshot {
   std::vector<ByteChange> changed_anywhere(const Problem& after) const;  // a rejected call writes nothing
   // The same, one line each (ByteChange::describe); empty when nothing changed.
   std::vector<std::string> changes_outside_writable(const Problem& after) const;
+  // Each output tensor (floating point) of `after` whose elements inside the writable region hold NaN or
+  // Inf, one line each: a kernel read poison or left an output unwritten. Safe on an invalid problem.
+  std::vector<std::string> non_finite_writable(const Problem& after) const;
   std::vector<std::string> changes_anywhere(const Problem& after) const;
 
  private:

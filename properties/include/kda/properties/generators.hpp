@@ -74,4 +74,13 @@ rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, const GenLimits& lim
 // The given rule broken; throws std::invalid_argument when it is not in breakable_rules(kernel, limits).
 rc::Gen<InvalidCase> gen_invalid_case(const Kernel& kernel, Rule rule, const GenLimits& limits = {});
 
+// Rules the kernel never promised to check: those breakable_rules(profile_strict()) holds that the
+// kernel's profile does not enforce, each with a base the kernel takes (capabilities, its own profile,
+// the limits). Empty where the profile enforces every rule strict can break.
+std::vector<Rule> unpromised_rules(const Kernel& kernel, const GenLimits& limits = {});
+// One of unpromised_rules(kernel) broken under strict's parameters on a base valid for the kernel's own
+// profile (the case's profile is strict); shrinks towards earlier rules. Throws std::invalid_argument
+// when there is none.
+rc::Gen<InvalidCase> gen_unpromised_case(const Kernel& kernel, const GenLimits& limits = {});
+
 }  // namespace kda::props

@@ -7,6 +7,7 @@ namespace kda::props {
 void check_matches_reference(CheckContext& context);
 void check_untouched(CheckContext& context);
 void check_rejects_invalid(CheckContext& context);
+void check_unchecked_invalid(CheckContext& context);
 void check_padding_rows(CheckContext& context);
 void check_causality(CheckContext& context);
 void check_packing(CheckContext& context);
