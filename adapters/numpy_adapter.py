@@ -194,10 +194,12 @@ def run_case(case):
     chunks = np.zeros((case.tensors["chunk_states"][2][0], HV, K, V)) if case.has("chunk_states") else None
     tokens = np.zeros((B, T, HV, K, V)) if case.has("token_states") or verify else None
     spans = []  # (batch row, first token, length) of each request; length None for a padding row
+    rows = []  # (batch row, first token, length) of every sequence: where o is written
     first_chunk = 0
     for n in range(N):
         b, first = (0, int(cu[n])) if cu is not None else (n, 0)
         length = int(cu[n + 1]) - first if cu is not None else T
+        rows.append((b, first, length))
         n_chunks = (length + C - 1) // C
         if pool and slots[n] < 0:  # a padding row: zero output, the pool left alone
             first_chunk += n_chunks
@@ -219,7 +221,9 @@ def run_case(case):
         final[n] = S
         first_chunk += n_chunks
 
-    case.write("o", o)
+    o_view, o_dtype = case.view("o")
+    for b, first, length in rows:  # tokens of no sequence are not the call's to write
+        o_view[b, first:first + length] = from_float(o[b, first:first + length], o_dtype)
     if case.has("final_state"):
         case.write("final_state", as_kv(final, vk))
     if chunks is not None:

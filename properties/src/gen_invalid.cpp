@@ -12,15 +12,15 @@ std::optional<Needs> needs_for(Rule rule, const Profile& profile) {
   const RuleBreak& row = rule_break(rule);  // first: a rule without a row fails under every profile
   if (!profile.enforces(rule)) return std::nullopt;
   std::optional<Needs> needs = row.needs(profile);
-  // A verify base only for the rows that ask for one (a verify mode, or verify forms only): the other
-  // breaks change one-index-per-sequence pools and dense states, which a verify call does not have.
-  // A row listing a verify form beside the other sources breaks either kind of base.
+  // A verify base for the rows that ask for one (a verify mode, or verify forms only), never one for
+  // the rows that name other sources only (their breaks change one-index-per-sequence pools and dense
+  // states, which a verify call does not have); either kind for the rest.
   if (needs && !needs->verify) {
     const auto& s = needs->sources;
     const auto verify_forms = std::count_if(s.begin(), s.end(), is_verify_source);
     if (needs->mode == Mode::verify || (!s.empty() && verify_forms == static_cast<std::ptrdiff_t>(s.size())))
       needs->verify = true;
-    else if (verify_forms == 0)
+    else if (!s.empty() && verify_forms == 0)
       needs->verify = false;
   }
   return needs;

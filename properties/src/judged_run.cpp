@@ -16,6 +16,15 @@ void JudgedRun::require_ran() const {
     RC_FAIL("the kernel failed: " + outcome.message + "\n  problem: " + problem.describe());
 }
 
+ReferenceOutputs model_outputs(CheckContext& context, const Problem& problem) {
+  Problem modelled = deep_copy(problem);
+  const RunOutcome outcome = context.model.run(modelled);
+  if (outcome.status == RunOutcome::Status::rejected) return run_reference<float>(problem, Algorithm::recurrent, 1);
+  if (outcome.status != RunOutcome::Status::ok)
+    RC_FAIL("the precision model " + context.model.name() + " could not run the case: " + outcome.message);
+  return read_outputs(modelled);
+}
+
 JudgedRun run_judged(CheckContext& context, const Problem& input) {
   context.note_case(input);
   JudgedRun run{deep_copy(input), {}, {}, {}, {}, {}, {}};
@@ -24,13 +33,8 @@ JudgedRun run_judged(CheckContext& context, const Problem& input) {
   run.outcome = context.kernel.run(run.problem);
   if (run.outcome.status != RunOutcome::Status::ok) return run;
   run.outside_changes = before.changes_outside_writable(run.problem);
-  Problem modelled = deep_copy(input);
-  const RunOutcome model_outcome = context.model.run(modelled);
-  if (model_outcome.status != RunOutcome::Status::ok)
-    RC_FAIL("the precision model " + context.model.name() + " could not run the case" +
-            violations_text(model_outcome.violations) + model_outcome.message);
   run.kernel = read_outputs(run.problem);
-  run.model = read_outputs(modelled);
+  run.model = model_outputs(context, input);
   run.verdict = compare(run.problem, run.kernel, run.oracle, run.model, context.policy);
   return run;
 }

@@ -44,23 +44,31 @@ bool walkable(const Tensor& t) {
   return t.buffer && n > 0 && n <= static_cast<std::int64_t>(t.buffer->size());
 }
 
-// Entry i of a 1-D integer tensor (cu_seqlens, state_indices); nullopt where it cannot be read safely.
+// Element `element` of an index tensor: an integer, or a floating-point value that is one (a call
+// breaking cu_seqlens_dtype still says which tokens its sequences cover).
+std::optional<std::int64_t> integer_element(const Tensor& t, std::int64_t element) {
+  if (!is_float(t.view.dtype)) return load_integer(t.buffer->data(), t.view.dtype, element);
+  const double x = load_element(t.buffer->data(), t.view.dtype, element);
+  if (!(std::abs(x) < 9.0e15) || x != std::trunc(x)) return std::nullopt;
+  return static_cast<std::int64_t>(x);
+}
+
+// Entry i of a 1-D index tensor (cu_seqlens, state_indices); nullopt where it cannot be read safely.
 std::optional<std::int64_t> entry(const Tensor& t, std::int64_t i) {
   const View& v = t.view;
-  if (!t.buffer || v.rank() != 1 || is_float(v.dtype) || i < 0 || i >= v.size(0)) return std::nullopt;
+  if (!t.buffer || v.rank() != 1 || i < 0 || i >= v.size(0)) return std::nullopt;
   const std::int64_t element = v.offset + i * v.stride(0), es = static_cast<std::int64_t>(size_of(v.dtype));
   if (element < 0 || (element + 1) * es > static_cast<std::int64_t>(t.buffer->size())) return std::nullopt;
-  return load_integer(t.buffer->data(), v.dtype, element);
+  return integer_element(t, element);
 }
 
 // Entry [i, j] of a 2-D integer tensor (a verify index table); nullopt where it cannot be read safely.
 std::optional<std::int64_t> entry(const Tensor& t, std::int64_t i, std::int64_t j) {
   const View& v = t.view;
-  if (!t.buffer || v.rank() != 2 || is_float(v.dtype) || i < 0 || i >= v.size(0) || j < 0 || j >= v.size(1))
-    return std::nullopt;
+  if (!t.buffer || v.rank() != 2 || i < 0 || i >= v.size(0) || j < 0 || j >= v.size(1)) return std::nullopt;
   const std::int64_t element = v.offset + i * v.stride(0) + j * v.stride(1), es = static_cast<std::int64_t>(size_of(v.dtype));
   if (element < 0 || (element + 1) * es > static_cast<std::int64_t>(t.buffer->size())) return std::nullopt;
-  return load_integer(t.buffer->data(), v.dtype, element);
+  return integer_element(t, element);
 }
 
 // Indices [begin, end) of dimension dim, clamped to the view's extent there.

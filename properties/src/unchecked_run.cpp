@@ -4,6 +4,7 @@
 
 #include "failure_text.hpp"
 #include "kda/properties/comparison.hpp"
+#include "kda/properties/judged_run.hpp"
 
 namespace kda::props::detail {
 
@@ -70,13 +71,8 @@ UncheckedRun run_unchecked(CheckContext& context, const Problem& problem, Rule r
       judged.findings.push_back("it returned NaN or Inf (poison read, or outputs left unwritten):" + lines(bad));
     return judged;
   }
-  // The precision model may hold the broken rule itself: the fp32 recurrence stands in for it then.
   const ReferenceOutputs oracle = run_reference<double>(problem, Algorithm::recurrent, 1);
-  Problem modelled = deep_copy(problem);
-  const ReferenceOutputs model = context.model.run(modelled).status == RunOutcome::Status::ok
-                                     ? read_outputs(modelled)
-                                     : run_reference<float>(problem, Algorithm::recurrent, 1);
-  const Verdict verdict = compare(ran, read_outputs(ran), oracle, model, context.policy);
+  const Verdict verdict = compare(ran, read_outputs(ran), oracle, model_outputs(context, problem), context.policy);
   if (!verdict.passed())
     judged.findings.push_back("its values are wrong (the fp64 reference defines this problem):\n" + verdict.describe());
   return judged;

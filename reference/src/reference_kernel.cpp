@@ -6,14 +6,15 @@ namespace {
 
 class ReferenceKernel final : public Kernel {
  public:
-  ReferenceKernel(Precision precision, Algorithm algorithm) : precision_(precision), algorithm_(algorithm) {}
+  ReferenceKernel(Precision precision, Algorithm algorithm, const Profile& profile)
+      : precision_(precision), algorithm_(algorithm), profile_(profile) {}
 
   std::string name() const override {
     return std::string(precision_ == Precision::fp64 ? "ref-fp64" : "ref-fp32") +
            (algorithm_ == Algorithm::chunked ? "-chunked" : "");
   }
   const Capabilities& capabilities() const override { return capabilities_; }
-  const Profile& profile() const override { return profile_strict(); }
+  const Profile& profile() const override { return profile_; }
 
   RunOutcome run(Problem& problem) override {
     if (auto violations = validate(problem, profile()); !violations.empty())
@@ -35,13 +36,14 @@ class ReferenceKernel final : public Kernel {
 
   Precision precision_;
   Algorithm algorithm_;
+  const Profile& profile_;
   Capabilities capabilities_ = verifying();
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_reference_kernel(Precision precision, Algorithm algorithm) {
-  return std::make_unique<ReferenceKernel>(precision, algorithm);
+std::unique_ptr<Kernel> make_reference_kernel(Precision precision, Algorithm algorithm, const Profile& profile) {
+  return std::make_unique<ReferenceKernel>(precision, algorithm, profile);
 }
 
 }  // namespace kda

@@ -23,6 +23,11 @@ namespace {
 // recurrent CUDA kernel and its CPU simulation are fp32 kernels too (docs/cuda-decode.md).
 constexpr const char* kFp32Model = "ref-fp32";
 std::unique_ptr<Kernel> fp32_model() { return make_reference_kernel(Precision::fp32, Algorithm::recurrent); }
+// A third-party kernel's model holds the kernel's own profile: its valid calls are the model's too.
+KernelUnderTest with_fp32_model(std::unique_ptr<Kernel> kernel) {
+  auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent, kernel->profile());
+  return {std::move(kernel), std::move(model)};
+}
 // The chunked tensor-core kernel rounds its intermediates and operands to 11 bits by design: its model
 // rounds the same values the same way (docs/cuda-prefill.md).
 constexpr const char* kChunkedModel = "model-chunked-fp16";
@@ -73,14 +78,14 @@ std::vector<KernelRecord> all_records() {
       cuda("cuda-chunked", kChunkedModel, "our CUDA chunked prefill for sm_90, on tensor cores (docs/cuda-prefill.md)"),
       {"plugin:PATH", "plugin:", kFp32Model, false, "a shared library behind the C ABI of kda_plugin.h (adapters/)",
        [](const std::string& path, const KernelOptions&) {
-         return KernelUnderTest{adapters::load_plugin(path), fp32_model()};
+         return with_fp32_model(adapters::load_plugin(path));
        }},
       {"exec:COMMAND", "exec:", kFp32Model, false, "a program speaking the exec line protocol (adapters/)",
        [](const std::string& command, const KernelOptions& options) {
          adapters::ExecOptions exec;
          exec.timeout = options.timeout;
          exec.log = &std::cerr;
-         return KernelUnderTest{adapters::start_exec_adapter(command, exec), fp32_model()};
+         return with_fp32_model(adapters::start_exec_adapter(command, exec));
        }},
   };
   return records;

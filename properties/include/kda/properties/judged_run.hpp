@@ -23,4 +23,9 @@ struct JudgedRun {
 
 JudgedRun run_judged(CheckContext& context, const Problem& problem);
 
+// The precision model's outputs on `problem`: the context's model run on a copy or, where the model's
+// profile rejects the problem (a rule the kernel under test does not hold, such as the pool alignment of
+// strict), the fp32 recurrent reference. A model that fails outright fails the rapidcheck case.
+ReferenceOutputs model_outputs(CheckContext& context, const Problem& problem);
+
 }  // namespace kda::props
