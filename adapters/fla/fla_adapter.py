@@ -19,8 +19,15 @@ whose kernel assumes contiguous activations, gets contiguous copies, and the poo
 outputs are copied into the output views, so gaps stay as received; the whole output buffers go back.
 (verify: the index table as its view, which FLA reads with its row stride only; num_accepted_tokens
 as a contiguous copy, FLA reading it without a stride.)
-A guard band FLA changed is answered as an error ("FLA changed N bytes outside buffer ..."). See
-docs/fla.md.
+A guard band FLA changed is answered as an error ("FLA changed N bytes outside buffer ...").
+
+Every entry declares checks_contract=1: kda-oracle sends invalid calls too (only views outside their
+buffers are refused before), and FLA's own checks decide. Each entry's profile names the rules that FLA
+code path checks (reference/src/profiles.cpp); what FLA raises is answered through REJECTIONS (its
+messages -> rules), anything else as an error with its type and message. The adapter itself refuses
+only what its entry cannot express: another state source than the entry's (state_source_supported),
+and, for chunk_kda, final or chunk-start states in another dtype than the fp32 FLA returns them in
+(state_dtype). See docs/fla.md.
 
 Anything on stdout is protocol: diagnostics go to stderr.
 """
@@ -31,18 +38,52 @@ import sys
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ADAPTERS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ADAPTERS, os.path.join(ADAPTERS, "python")]
 from numpy_adapter import OUTPUTS, STORED, reply, text  # noqa: E402  (the protocol's shared pieces)
+from kda_adapter.rejections import RejectionTable, answer_for  # noqa: E402
 
 ENTRIES = {  # entry -> (adapter name, kda-oracle profile, modes, state sources, state dtypes)
     "recurrent": ("fla-recurrent", "fla_fused_recurrent", "prefill,decode", "none,dense", "f32"),
-    # No FLA profile takes pools: `strict` is the one that does (its pool stride rules are FlashInfer's,
-    # stricter than FLA needs, so they only narrow the pools drawn).
-    "pooled-decode": ("fla-pooled-decode", "strict", "decode", "pool", "f32,bf16"),
+    "pooled-decode": ("fla-pooled-decode", "fla_pooled_decode", "decode", "pool", "f32,bf16"),
     "chunk": ("fla-chunk", "fla_chunk", "prefill", "none,dense", "f32"),
-    # fused_recurrent_kda_fwd checks nothing of a verify call (no FLA profile): strict, as pooled-decode.
-    "verify": ("fla-verify", "strict", "verify", "table", "f32,bf16"),
+    "verify": ("fla-verify", "fla_verify", "verify", "table", "f32,bf16"),
 }
+# What FLA 0.6.0 raises (fla/ops/kda/fused_recurrent.py, chunk.py) and what the adapter raises for what
+# an entry cannot express, as contract rules; first match wins. fused_recurrent_kda_fwd's one check is
+# a bare `assert out.shape == v.shape`: a bare AssertionError there is o_shape (pooled-decode, verify).
+REJECTIONS = [
+    (r"^ValueError: The batch size is expected to be 1 rather than \d+ when using `cu_seqlens`", "varlen_batch_one"),
+    (r"^ValueError: The number of initial states is expected to be equal to the number of input sequences",
+     "initial_state_count"),
+    (r"^ValueError: `allow_neg_eigval=True` requires `use_beta_sigmoid_in_kernel=True`", "neg_eigval_needs_beta_logits"),
+    (r"^AssertionError: initial_state must be in float32", "state_dtype"),
+    (r"^ValueError: `A_log` must be provided when `use_gate_in_kernel=True`", "softplus_needs_A_log"),
+    (r"^ValueError: `chunk_size` must be either 32 or 64 for KDA", "chunk_size"),
+    (r"^ValueError: `lower_bound` must be specified when `safe_gate=True`", "lower_bound_required"),
+    (r"^ValueError: `lower_bound` must be in the safe range \[-5, 0\)", "lower_bound_range"),
+    (r"^AssertionError: q and k must have the same shape", "qk_same_shape"),
+    (r"^AssertionError: Currently we only support key headdim <=256 for KDA", "key_head_dim_max"),
+    (r"^AssertionError: For GVA, num_v_heads \(HV=\d+\) must be evenly divisible", "hv_divisible"),
+    (r"^AssertionError: g must have shape \[B, T, HV, K\]", "g_shape"),
+    (r"^AssertionError: beta must have shape \[B, T, HV\]", "beta_shape"),
+    (r"^EntryError: the \S+ entry takes", "state_source_supported"),
+    (r"^EntryError: chunk_kda returns its (final|chunk-start) states? in float32", "state_dtype"),
+]
+BARE_ASSERT = [(r"^AssertionError$", "o_shape")]
+TABLES = {entry: RejectionTable(REJECTIONS + (BARE_ASSERT if entry in ("pooled-decode", "verify") else []))
+          for entry in ENTRIES}
+FORMS = {  # entry -> (the state source it takes, in words; whether a case has it)
+    "recurrent": ("dense or no initial states", lambda case: not case.has("state_pool")),
+    "chunk": ("dense or no initial states", lambda case: not case.has("state_pool")),
+    "pooled-decode": ("a state pool with one index per sequence",
+                      lambda case: case.has("state_pool") and not case.has("num_accepted") and not case.has("scratch_states")),
+    "verify": ("an [N, L] index table with accepted counts", lambda case: case.has("num_accepted")),
+}
+
+
+class EntryError(Exception):
+    """A call the entry's FLA function cannot be given (another state source, states FLA does not return)."""
 TORCH_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64"}
 LOST_CONTEXT = ("CUDA error", "Triton Error [CUDA]")  # errors after which the CUDA context is unusable
 GUARD = 256  # bytes of guard band on each side of a buffer (more before a pool: a slot stride)
@@ -54,7 +95,8 @@ def handshake(entry, dtype, head_dims):
     # dtype (f32 under fla_chunk), so only f32 inputs give them as asked.
     chunk_states = int(entry == "chunk" and dtype == "f32")
     caps = [f"modes={modes}", f"input_dtypes={dtype}", f"output_dtypes={dtype}", f"state_dtypes={state_dtypes}",
-            "layouts=VK,KV", f"state_sources={sources}", f"chunk_states={chunk_states}", "token_states=0"]
+            "layouts=VK,KV", f"state_sources={sources}", f"chunk_states={chunk_states}", "token_states=0",
+            "checks_contract=1"]
     if head_dims != "any":
         caps += [f"key_head_dims={head_dims}", f"value_head_dims={head_dims}"]
     return f"kda-adapter 1 {name} {profile} " + " ".join(caps)
@@ -153,12 +195,10 @@ def run_recurrent(case, fla):
 
 def run_on_pool(case, fla, **table):
     """fused_recurrent_kda_fwd on the case's pool in place: the pool as the view it is (FLA indexes
-    slots with its slot stride, any, and assumes compact slots, which every valid pool has:
-    state_pool_inner_strides), the activations as contiguous copies, `table` the verify arguments."""
+    slots with its slot stride, any, and assumes compact slots without checking: a pool whose slots are
+    not compact goes in as it is, and kda-oracle sees what FLA makes of it), the activations as
+    contiguous copies, `table` the verify arguments."""
     pool = case.view("state_pool")
-    slot = pool.shape[2] * pool.shape[3]
-    if list(pool.stride()[1:]) != [slot, pool.shape[3], 1]:
-        raise ValueError(f"fused_recurrent_kda_fwd needs compact pool slots, got strides {list(pool.stride())}")
     kwargs = {k: v.contiguous() if isinstance(v, case.torch.Tensor) else v for k, v in options(case).items()}
     o = case.torch.empty(case.view("o").shape, dtype=case.view("o").dtype, device=pool.device)
     fla.fused_recurrent_kda_fwd(*(x.contiguous() for x in activations(case)), **kwargs, initial_state=pool,
@@ -171,6 +211,12 @@ def run_pooled_decode(case, fla):
     run_on_pool(case, fla)
 
 
+def require_form(entry, case):
+    taken, has_it = FORMS[entry]
+    if not has_it(case):
+        raise EntryError(f"the {entry} entry takes {taken} only")
+
+
 def run_verify(case, fla):
     """The index-table form: the [N, L] table as the view it is (FLA takes its row stride and reads its
     columns as if their stride were 1), the accepted counts as a contiguous copy (FLA passes no stride
@@ -180,6 +226,9 @@ def run_verify(case, fla):
 
 def run_chunk(case, fla):
     a = case.attrs
+    for name, what in (("final_state", "final state"), ("chunk_states", "chunk-start states")):
+        if case.has(name) and case.tensors[name][1] != "f32":
+            raise EntryError(f"chunk_kda returns its {what} in float32, not {case.tensors[name][1]}")
     result = fla.chunk_kda(*activations(case), **options(case), initial_state=case.optional("initial_state"),
                            output_final_state=case.has("final_state"), safe_gate=bool(a["safe_gate"]),
                            chunk_size=int(a["chunk_size"]), return_intermediate_states=case.has("chunk_states"))
@@ -211,6 +260,7 @@ def write_results(path, name, outputs):
 def handle(args, torch, fla, request, results):
     with h5py.File(request, "r") as f:
         case = Case(f["cases/case"], torch, args.device)
+    require_form(args.entry, case)
     with torch.inference_mode():
         RUNS[args.entry](case, fla)
     damage = case.guard_damage()
@@ -258,7 +308,7 @@ def serve(args):
             if any(lost in message for lost in LOST_CONTEXT):  # this case fails, the next gets a new adapter
                 print(f"fla_adapter: {message}; exiting", file=sys.stderr)
                 os._exit(3)
-            reply("error " + message)
+            reply(answer_for(e, TABLES[args.entry]))
 
 
 def main():

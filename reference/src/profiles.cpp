@@ -36,33 +36,65 @@ Profile strict() {
   return p;
 }
 
-// FLA fused_recurrent_kda (fla/ops/kda/fused_recurrent.py; SGLang's copy in
-// python/sglang/kernels/ops/attention/fla/kda.py at 0132848349): the varlen batch and initial-state
-// count checks with FLA's wording, GVA head checks, K <= 256, the gate-in-kernel parameter checks.
-// Dense states only, in FLA's default [N,HV,K,V] or the state_v_first [N,HV,V,K] layout; the Triton
-// kernels take bf16, fp16 or fp32 inputs.
+// FLA fused_recurrent_kda (fla-core 0.6.0, fla/ops/kda/fused_recurrent.py): its only checks are the
+// varlen batch ("The batch size is expected to be 1 rather than {B} when using `cu_seqlens`..."), the
+// initial-state count (with cu_seqlens only: a batch-mode call with the wrong count runs) and
+// "`allow_neg_eigval=True` requires `use_beta_sigmoid_in_kernel=True`."; q/k shapes, GVA heads, K, the
+// dtypes and the gate parameters go to the Triton kernel unchecked. Dense states only (the entry point
+// takes no pool: the adapter refuses one, state_source_supported), in FLA's default [N,HV,K,V] or the
+// state_v_first [N,HV,V,K] layout; the Triton kernels take bf16, fp16 or fp32 inputs.
 Profile fla_fused_recurrent() {
   Profile p;
   p.name = "fla_fused_recurrent";
-  p.describes = "FLA fused_recurrent_kda (flash-linear-attention fla/ops/kda/fused_recurrent.py)";
-  p.rules = structural({varlen_batch_one, initial_state_count, qk_same_shape, hv_divisible, key_head_dim_max,
-                        input_dtype, A_log_size, dt_bias_size, lower_bound_range, softplus_needs_A_log,
-                        neg_eigval_needs_beta_logits, state_source_supported});
+  p.describes = "FLA fused_recurrent_kda (flash-linear-attention 0.6.0, fla/ops/kda/fused_recurrent.py)";
+  p.rules = structural({varlen_batch_one, initial_state_count, neg_eigval_needs_beta_logits, state_source_supported});
   p.batch_wording = BatchWording::fla;
   p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
   p.state_sources = {StateSource::none, StateSource::dense};
   return p;
 }
 
-// FLA chunk_kda (fla/ops/kda/chunk.py): fused_recurrent's checks plus its own asserts: chunk size
-// 32 or 64, fp32 initial state ("initial_state must be in float32."), a lower bound for the safe
-// gate, and the g / beta / v shape asserts.
+// FLA chunk_kda (fla-core 0.6.0, fla/ops/kda/chunk.py, ChunkKDAFunction's caller): fused_recurrent's
+// checks plus its own: "initial_state must be in float32." (initial states only; FLA returns final and
+// chunk-start states itself, so the adapter refuses other dtypes for those), "`A_log` must be provided
+// when ...", "`chunk_size` must be either 32 or 64 for KDA, got {cs}.", "`lower_bound` must be specified
+// when `safe_gate=True` and `use_gate_in_kernel=True`." and the asserts on q/k shapes, K <= 256, HV % H,
+// g and beta shapes. Its lower-bound range check runs only for the safe gate in kernel, so
+// lower_bound_range is not a promise of this profile; v is not checked.
 Profile fla_chunk() {
   Profile p = fla_fused_recurrent();
   p.name = "fla_chunk";
-  p.describes = "FLA chunk_kda (flash-linear-attention fla/ops/kda/chunk.py)";
-  p.rules.insert(p.rules.end(), {chunk_size, state_dtype, lower_bound_required, v_shape, g_shape, beta_shape});
+  p.describes = "FLA chunk_kda (flash-linear-attention 0.6.0, fla/ops/kda/chunk.py)";
+  p.rules.insert(p.rules.end(), {state_dtype, softplus_needs_A_log, chunk_size, lower_bound_required, qk_same_shape,
+                                 key_head_dim_max, hv_divisible, g_shape, beta_shape});
   p.state_dtypes = {DType::f32};
+  return p;
+}
+
+// FLA fused_recurrent_kda_fwd (fla-core 0.6.0, fla/ops/kda/fused_recurrent.py) with a 1-D
+// ssm_state_indices, the pool updated in place (inplace_final_state): its one check is a bare
+// `assert out.shape == v.shape` (o_shape). Indices, their dtype, the pool's shape and strides (the kernel
+// takes the slot stride and assumes compact slots), cu_seqlens and every other parameter go to the Triton
+// kernel unchecked. The entry takes pools only (the adapter refuses another source).
+Profile fla_pooled_decode() {
+  Profile p;
+  p.name = "fla_pooled_decode";
+  p.describes = "FLA fused_recurrent_kda_fwd with ssm_state_indices (flash-linear-attention 0.6.0)";
+  p.rules = structural({o_shape, state_source_supported});
+  p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// The same function as a speculative verify (a 2-D ssm_state_indices with num_accepted_tokens, the
+// index-table form): still only `assert out.shape == v.shape`. num_accepted_tokens - 1 is loaded as a
+// column index with no bound, the table's column stride is taken as 1, and L is never compared with the
+// tokens (kda-facts §7).
+Profile fla_verify() {
+  Profile p = fla_pooled_decode();
+  p.name = "fla_verify";
+  p.describes = "FLA fused_recurrent_kda_fwd with ssm_state_indices [N, L] and num_accepted_tokens (flash-linear-attention 0.6.0)";
+  p.state_sources = {StateSource::table};
   return p;
 }
 
@@ -251,6 +283,8 @@ const std::vector<Profile>& registry() {
   static const std::vector<Profile> profiles{strict(),
                                              fla_fused_recurrent(),
                                              fla_chunk(),
+                                             fla_pooled_decode(),
+                                             fla_verify(),
                                              sglang_flashinfer_decode(),
                                              flashinfer_verify(),
                                              sglang_flashinfer_verify(),

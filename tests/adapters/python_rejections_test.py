@@ -41,6 +41,7 @@ class AnswerFor(unittest.TestCase):
 
 class Table(unittest.TestCase):
     def test_a_rule_must_be_a_rule_name(self):
+        RejectionTable([(r"x", "softplus_needs_A_log")])  # rule names hold capitals too
         with self.assertRaises(ValueError):
             RejectionTable([(r"x", "not a rule")])
         with self.assertRaises(ValueError):

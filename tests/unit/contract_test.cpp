@@ -185,6 +185,8 @@ TEST(ContractProfiles, RegistryNamesEveryProfile) {
   const std::vector<std::string_view> expected{"strict",
                                                "fla_fused_recurrent",
                                                "fla_chunk",
+                                               "fla_pooled_decode",
+                                               "fla_verify",
                                                "sglang_flashinfer_decode",
                                                "flashinfer_verify",
                                                "sglang_flashinfer_verify",

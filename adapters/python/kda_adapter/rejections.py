@@ -23,7 +23,7 @@ Usage:
 """
 import re
 
-RULE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # a kda::Rule name: softplus_needs_A_log
 
 
 def one_line(text):
@@ -44,7 +44,7 @@ class RejectionTable:
         self.rows = []
         for pattern, rule in rows:
             if not RULE_NAME.fullmatch(rule):
-                raise ValueError(f"rejection table: {rule!r} is not a rule name (one lower-case word)")
+                raise ValueError(f"rejection table: {rule!r} is not a rule name (one word of letters, digits and _)")
             self.rows.append((re.compile(pattern), rule))
 
     def rule_for(self, exception):
