@@ -27,6 +27,9 @@ RUNS = [
     # padding slot for a token) is read or written as pool[-1].
     ("verify", "bf16", "padding-rows", 3,
      r"padding (sequence|row|request) \d+|bytes outside buffer 'state_pool'"),
+    # checks_contract=1: fla_verify's rules broken (an output of another shape, another state source),
+    # FLA's bare assert and the adapter's entry check answered through the rejection table.
+    ("verify", "bf16", "rejects-invalid", 3, None),
 ]
 
 
