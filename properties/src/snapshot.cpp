@@ -53,11 +53,18 @@ std::optional<std::int64_t> integer_element(const Tensor& t, std::int64_t elemen
   return static_cast<std::int64_t>(x);
 }
 
-// Entry i of a 1-D index tensor (cu_seqlens, state_indices); nullopt where it cannot be read safely.
+// Entry i of a 1-D index tensor (cu_seqlens, state_indices, scratch_indices); nullopt where it cannot be
+// read safely. A tensor of another rank (a call breaking its shape rule, [N, 1] say) is read as its
+// elements in row-major order, as a kernel that takes its data pointer reads it.
 std::optional<std::int64_t> entry(const Tensor& t, std::int64_t i) {
   const View& v = t.view;
-  if (!t.buffer || v.rank() != 1 || i < 0 || i >= v.size(0)) return std::nullopt;
-  const std::int64_t element = v.offset + i * v.stride(0), es = static_cast<std::int64_t>(size_of(v.dtype));
+  if (!t.buffer || v.rank() < 1 || i < 0 || i >= v.numel()) return std::nullopt;
+  std::int64_t element = v.offset;
+  for (int d = static_cast<int>(v.rank()) - 1; d >= 0; --d) {
+    element += i % v.size(d) * v.stride(d);
+    i /= v.size(d);
+  }
+  const std::int64_t es = static_cast<std::int64_t>(size_of(v.dtype));
   if (element < 0 || (element + 1) * es > static_cast<std::int64_t>(t.buffer->size())) return std::nullopt;
   return integer_element(t, element);
 }

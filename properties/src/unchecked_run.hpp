@@ -1,10 +1,11 @@
 #pragma once
 // A kernel called with a problem that breaks a contract rule, judged on what it did: a rejection (with
 // any rule) is fine if it wrote nothing; a run is judged like a valid one wherever that still means
-// something: no byte outside the region a call of that shape may write, no NaN or Inf where it writes
-// (poison read, outputs left unwritten) and, where the fp64 reference still defines the problem (the
-// broken rule is an implementation limit: alignment, a head-dim set, a dtype, a chunk size, ...), its
-// values under the tolerance policy.
+// something: no byte outside the region a call of that shape may write; where the fp64 reference still
+// defines the problem (the broken rule is an implementation limit: alignment, a head-dim set, a dtype,
+// a chunk size, ...) its values under the tolerance policy; elsewhere no NaN or Inf where it writes
+// (poison read, outputs left unwritten), unless the call's own numbers leave the recurrence's domain
+// (a NaN lower bound, say) or its metadata names a poisoned slot as an initial state.
 #include <string>
 #include <vector>
 
