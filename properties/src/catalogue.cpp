@@ -26,9 +26,11 @@ const std::vector<Property>& catalogue() {
       {"unchecked-invalid",
        "A problem that breaks one rule the kernel's profile does not enforce (one strict enforces): the kernel may "
        "reject it (with any rule) or run it. If it runs it, it writes nothing outside the region a call of that shape "
-       "may write, returns no NaN or Inf where it writes and, where the fp64 reference still defines the problem (an "
-       "implementation limit such as alignment, a head-dim set, a dtype or a chunk size was broken), values within "
-       "the tolerance policy. An out-of-range index or accepted count names no writable slot.",
+       "may write; where the fp64 reference still defines the problem (an implementation limit such as alignment, a "
+       "head-dim set, a dtype or a chunk size was broken) its values are within the tolerance policy, elsewhere it "
+       "returns no NaN or Inf where it writes (unless the call's own numbers leave the recurrence's domain or its "
+       "metadata names a poisoned slot as an initial state). An out-of-range index or accepted count names no "
+       "writable slot.",
        {.unpromised_rule = true}, check_unchecked_invalid},
       {"padding-rows",
        "Sequences whose state index is -1 (filled with upstream's padding pattern: gate -1000, k = v = beta = 0) get "
