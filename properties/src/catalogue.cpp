@@ -58,7 +58,10 @@ const std::vector<Property>& catalogue() {
        "slot becomes the committed one, the scratch form's accepted step is copied into it on the host), freed and "
        "their slots reused. After every call "
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
-       "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
+       "under the tolerance policy, and every pool byte the call does not name stays bit-identical. Every call is "
+       "made with persistent metadata, as an engine replaying CUDA graphs makes it: an adapter keeps one buffer per "
+       "metadata tensor (cu_seqlens, state_indices, num_accepted, scratch_indices) for the run and refills it in "
+       "place, so a kernel caching derived metadata by the tensor's identity serves it stale.",
        {.pool = true, .plain = true}, check_serving_loop},
       {"verify-commit",
        "Speculative decoding: verifying L draft tokens and taking the state after a accepted tokens (where the call "
