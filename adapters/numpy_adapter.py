@@ -7,7 +7,7 @@ view of the whole buffers in the request file, so padded, permuted and fused lay
 padding rows and both state layouts work as they do for a kernel handed raw pointers.
 
 A request whose case names persistent metadata tensors (the serving-loop property's calls) reads
-them from arrays kept for the whole run and refilled in place (PersistentMetadata), as a serving
+them from arrays kept for the serving run and refilled in place (PersistentMetadata), as a serving
 engine's CUDA graphs do.
 
 Speculative-decoding verify calls (mode "verify") come in both forms: the index table (request n
@@ -153,7 +153,7 @@ class PersistentMetadata:
             case.kept_views[name] = self.views[geometry]
 
 
-PERSISTENT = PersistentMetadata()  # the run's: an adapter process serves one kda-oracle run
+PERSISTENT = PersistentMetadata()  # the current serving run's buffers
 
 
 def sigmoid(x):
@@ -228,6 +228,7 @@ def sequence_spans(case):
 
 
 def run_case(case, spans_of=sequence_spans):
+    """The recurrence over the case, sequence by sequence as spans_of(case) lays them out."""
     a = case.attrs
     B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
     C = int(a["chunk_size"])

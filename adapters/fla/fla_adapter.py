@@ -156,7 +156,7 @@ class PersistentMetadata:
             case.kept_views[name] = self.views[geometry]
 
 
-PERSISTENT = PersistentMetadata()  # the run's: an adapter process serves one kda-oracle run
+PERSISTENT = PersistentMetadata()  # the current serving run's buffers
 
 
 def options(case):
