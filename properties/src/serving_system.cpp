@@ -39,12 +39,14 @@ std::string outcome_text(const RunOutcome& outcome) {
 
 }  // namespace
 
-// Each serving loop is a run of its own (its first call gets fresh metadata buffers), so a shrunk case
-// replays alone as it failed.
-std::atomic<std::uint64_t> next_run{1};
+namespace {
+std::atomic<std::uint64_t> last_run{0};
+}  // namespace
+
+std::uint64_t new_serving_run() { return ++last_run; }
 
 ServingSystem::ServingSystem(CheckContext& context, ProblemSpec calls, i64 slots)
-    : context_(context), calls_(std::move(calls)), run_(next_run++) {
+    : context_(context), calls_(std::move(calls)), run_(new_serving_run()) {
   calls_.state = StateSource::pool;
   calls_.final_state = calls_.chunk_states = calls_.token_states = false;
   calls_.pool_slots = slots;

@@ -14,6 +14,11 @@
 
 namespace kda::props {
 
+// A fresh Problem::persistent_metadata run number. Each serving loop (and each case of a property that
+// reuses metadata buffers) is a run of its own, so its first call gets fresh buffers and a shrunk case
+// replays alone as it failed.
+std::uint64_t new_serving_run();
+
 class ServingSystem {
  public:
   // `calls`: sizes, options and dtypes of every call, and the kernel pool's slot stride and base
