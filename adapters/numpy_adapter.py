@@ -6,6 +6,10 @@ token (in float64, all value heads at once), reading and writing every tensor th
 view of the whole buffers in the request file, so padded, permuted and fused layouts, pools with -1
 padding rows and both state layouts work as they do for a kernel handed raw pointers.
 
+A request whose case names persistent metadata tensors (the serving-loop property's calls) reads
+them from arrays kept for the serving run and refilled in place (PersistentMetadata), as a serving
+engine's CUDA graphs do.
+
 Speculative-decoding verify calls (mode "verify") come in both forms: the index table (request n
 starts from slot state_indices[n, num_accepted[n] - 1] and stores the state after token t in slot
 state_indices[n, t], -1 meaning nowhere) and the scratch buffer (request n starts from slot
@@ -78,6 +82,10 @@ class Case:
 
     def __init__(self, group):
         self.attrs = group.attrs
+        meta = group["metadata"].attrs
+        self.persistent = [n for n in text(meta.get("persistent", "")).split(",") if n]
+        self.persistent_run = text(meta.get("persistent_run", ""))
+        self.kept_views = {}  # persistent tensor -> its view kept for the run (PersistentMetadata)
         self.buffers = {name: np.array(ds[()], dtype=STORED[text(ds.attrs["dtype"])])
                         for name, ds in group["buffers"].items()}
         self.tensors = {}
@@ -92,6 +100,8 @@ class Case:
     def view(self, name):
         """A writable numpy view of the tensor onto its buffer, and its dtype name."""
         buffer, dtype, shape, strides, offset = self.tensors[name]
+        if name in self.kept_views:
+            return self.kept_views[name], dtype
         data = self.buffers[buffer]
         return as_strided(data[offset:], shape=shape, strides=[s * data.itemsize for s in strides]), dtype
 
@@ -111,6 +121,39 @@ class Case:
         """Output tensor -> (dtype, the whole buffer it views)."""
         return {name: (self.tensors[name][1], self.buffers[self.tensors[name][0]]) for name in OUTPUTS
                 if self.has(name)}
+
+
+class PersistentMetadata:
+    """The serving mode's metadata buffers (adapters/README.md, "Persistent metadata"): for each serving
+    run, one array per (tensor, dtype, buffer length), refilled in place from every request naming the
+    tensor persistent, and one view of it per (tensor, dtype, buffer length, shape, strides, offset),
+    so a call of the same geometry reads the very same array object with new contents."""
+
+    def __init__(self):
+        self.run = None
+        self.buffers = {}
+        self.views = {}
+
+    def adopt(self, case):
+        if case.persistent and case.persistent_run != self.run:  # a new engine: new buffers
+            self.run, self.buffers, self.views = case.persistent_run, {}, {}
+        for name in case.persistent:
+            buffer, dtype, shape, strides, offset = case.tensors[name]
+            data = case.buffers[buffer]
+            key = (name, dtype, data.size)
+            if key not in self.buffers:
+                self.buffers[key] = np.empty_like(data)
+            kept = self.buffers[key]
+            np.copyto(kept, data)
+            case.buffers[buffer] = kept
+            geometry = key + (shape, strides, offset)
+            if geometry not in self.views:
+                self.views[geometry] = as_strided(kept[offset:], shape=shape,
+                                                  strides=[s * kept.itemsize for s in strides])
+            case.kept_views[name] = self.views[geometry]
+
+
+PERSISTENT = PersistentMetadata()  # the current serving run's buffers
 
 
 def sigmoid(x):
@@ -175,14 +218,23 @@ def store_verify_states(case, tokens, spans, vk):
                 view[at] = from_float(as_kv(tokens[b, first + t], vk), dtype)
 
 
-def run_case(case):
+def sequence_spans(case):
+    """(batch row, first token, length) of each sequence: from cu_seqlens in a varlen call."""
+    N, T = int(case.attrs["N"]), int(case.attrs["T"])
+    if not case.has("cu_seqlens"):
+        return [(n, 0, T) for n in range(N)]
+    cu = case.read_int("cu_seqlens")
+    return [(0, int(cu[n]), int(cu[n + 1] - cu[n])) for n in range(N)]
+
+
+def run_case(case, spans_of=sequence_spans):
+    """The recurrence over the case, sequence by sequence as spans_of(case) lays them out."""
     a = case.attrs
     B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
     C = int(a["chunk_size"])
     vk = text(a["state_layout"]) == "VK"
     verify = text(a["mode"]) == "verify"
     q, k, v, g, beta = preprocess(case)
-    cu = case.read_int("cu_seqlens") if case.has("cu_seqlens") else None
     pool = case.has("state_pool")
     slots = initial_slots(case, N) if pool else None
     # The whole pool is read before anything is stored: a request's first token may overwrite its slot.
@@ -196,9 +248,7 @@ def run_case(case):
     spans = []  # (batch row, first token, length) of each request; length None for a padding row
     rows = []  # (batch row, first token, length) of every sequence: where o is written
     first_chunk = 0
-    for n in range(N):
-        b, first = (0, int(cu[n])) if cu is not None else (n, 0)
-        length = int(cu[n + 1]) - first if cu is not None else T
+    for n, (b, first, length) in enumerate(spans_of(case)):
         rows.append((b, first, length))
         n_chunks = (length + C - 1) // C
         if pool and slots[n] < 0:  # a padding row: zero output, the pool left alone
@@ -258,6 +308,7 @@ def handle(request, results, compute=run_case):
     with h5py.File(request, "r") as f:
         for case_name, group in f["cases"].items():
             case = Case(group)
+            PERSISTENT.adopt(case)
             compute(case)
             out[case_name] = case.outputs()
     write_results(results, out)

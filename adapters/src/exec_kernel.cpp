@@ -24,6 +24,19 @@ std::string seconds(std::chrono::milliseconds t) {
   return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
 }
 
+// The request case's metadata: the kernel and, with persistent metadata, the serving run and the
+// tensors whose buffers the adapter keeps for it (adapters/README.md, "Persistent metadata").
+golden::Metadata request_metadata(const Problem& problem, const std::string& kernel) {
+  golden::Metadata metadata{{"kernel", kernel}};
+  if (!problem.persistent_metadata) return metadata;
+  std::string names;
+  for (std::string_view name : metadata_tensors(problem)) names += (names.empty() ? "" : ",") + std::string(name);
+  if (names.empty()) return metadata;
+  metadata["persistent"] = names;
+  metadata["persistent_run"] = std::to_string(problem.persistent_metadata);
+  return metadata;
+}
+
 struct Started {
   std::unique_ptr<ChildProcess> process;
   std::string handshake;
@@ -91,7 +104,7 @@ class ExecKernel final : public DeclaredKernel {
   RunOutcome exchange(Problem& problem, const std::filesystem::path& request, const std::filesystem::path& results) {
     try {
       auto file = golden::File::create(request, {{"purpose", "a kda-oracle exec adapter request"}});
-      file.write_case(kCaseName, golden::Case{problem, {{"kernel", name()}}, {}, {}, {}});
+      file.write_case(kCaseName, golden::Case{problem, request_metadata(problem, name()), {}, {}, {}});
       file.close();
     } catch (const std::exception& e) {
       return RunOutcome::failed(std::string("cannot write the request file: ") + e.what());

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "contract_gate.hpp"
+#include "persistent_metadata.hpp"
 #include "plugin_call.hpp"
 #include "plugin_descriptor.hpp"
 #include "rule_names.hpp"
@@ -39,14 +40,16 @@ class PluginKernel final : public DeclaredKernel {
     if (beyond_abi)
       return RunOutcome::failed("plugin " + name() + " speaks kda_plugin.h ABI version " +
                                 std::to_string(abi_version_) + ", which cannot carry a verify call (version 2 can)");
+    Problem staged = persistent_.stage(problem);  // the serving run's kept metadata buffers, if any
     kda_call call;
     try {
-      call = make_call(problem, abi_version_);
+      call = make_call(staged, abi_version_);
     } catch (const std::invalid_argument& e) {
       return RunOutcome::failed(std::string("cannot pass the call to the plugin: ") + e.what());
     }
     std::array<char, 4096> message{};
     const int status = run_(&call, message.data(), message.size());
+    PersistentMetadata::unstage(staged, problem);
     message.back() = '\0';  // whatever the plugin did with the buffer
     const std::string text = message.data();
     switch (status) {
@@ -68,6 +71,7 @@ class PluginKernel final : public DeclaredKernel {
   std::unique_ptr<LibraryHandle> library_;  // keeps run_ loaded
   kda_run_fn run_;
   std::uint32_t abi_version_;  // the plugin's: the version of the calls it gets
+  PersistentMetadata persistent_;
 };
 
 }  // namespace

@@ -68,8 +68,19 @@ const std::vector<Property>& catalogue() {
        "slot becomes the committed one, the scratch form's accepted step is copied into it on the host), freed and "
        "their slots reused. After every call "
        "the kernel's outputs and pool track the precision model and the fp64 recurrence (each on a pool of its own) "
-       "under the tolerance policy, and every pool byte the call does not name stays bit-identical.",
+       "under the tolerance policy, and every pool byte the call does not name stays bit-identical. Every call is "
+       "made with persistent metadata, as an engine replaying CUDA graphs makes it: an adapter keeps one buffer per "
+       "metadata tensor (cu_seqlens, state_indices, num_accepted, scratch_indices) for the run and refills it in "
+       "place, so a kernel caching derived metadata by the tensor's identity serves it stale.",
        {.pool = true, .plain = true}, check_serving_loop},
+      {"metadata-reuse",
+       "Two calls of the same geometry in one serving run, the second's metadata buffers (cu_seqlens, or the state "
+       "indices where the kernel takes no varlen calls) refilled in place with other values (the sequence lengths "
+       "rotated, the indices rotated): the second call matches the reference of its own metadata, like "
+       "matches-reference. A library that caches what it derives from metadata (chunk maps, sequence offsets) by "
+       "the tensor's identity serves the first call's; serving-loop covers pools and verify calls, this property "
+       "prefill calls of every state source.",
+       {.plain = true, .sequences = 2}, check_metadata_reuse},
       {"verify-commit",
        "Speculative decoding: verifying L draft tokens and taking the state after a accepted tokens (where the call "
        "stores it: the pool slot state_indices[n, a-1] of the table form, scratch_states[row, a-1] of the scratch "

@@ -1,7 +1,8 @@
 // serving-loop: a stateful property over a state pool (rapidcheck's state::Commands). Sequences are
 // admitted into free slots, prefilled, decoded in batches with padding rows, verified (speculative
 // decoding: draft tokens verified, some accepted, the rest rolled back), freed, and their slots reused;
-// after every call the kernel's pool and outputs track the references (serving_system.hpp).
+// after every call the kernel's pool and outputs track the references (serving_system.hpp). Every
+// call keeps its metadata in persistent buffers refilled in place, as an engine's CUDA graphs do.
 #include <rapidcheck/state.h>
 
 #include <algorithm>

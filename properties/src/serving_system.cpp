@@ -2,6 +2,7 @@
 
 #include <rapidcheck.h>
 
+#include <atomic>
 #include <limits>
 #include <random>
 
@@ -38,8 +39,14 @@ std::string outcome_text(const RunOutcome& outcome) {
 
 }  // namespace
 
+namespace {
+std::atomic<std::uint64_t> last_run{0};
+}  // namespace
+
+std::uint64_t new_serving_run() { return ++last_run; }
+
 ServingSystem::ServingSystem(CheckContext& context, ProblemSpec calls, i64 slots)
-    : context_(context), calls_(std::move(calls)) {
+    : context_(context), calls_(std::move(calls)), run_(new_serving_run()) {
   calls_.state = StateSource::pool;
   calls_.final_state = calls_.chunk_states = calls_.token_states = false;
   calls_.pool_slots = slots;
@@ -78,6 +85,7 @@ ServingSystem::Judged ServingSystem::run_and_judge(const ProblemSpec& spec, std:
   fill_random(call, seed);
   detail::apply_padding_pattern(call);
   call.state_pool = kernel_pool_;
+  call.persistent_metadata = run_;  // the engine's metadata buffers live for the whole loop
   Problem modelled = deep_copy(call), exact = deep_copy(call);
   modelled.state_pool = model_pool_;
   exact.state_pool = oracle_pool_;

@@ -4,6 +4,8 @@
 // precision model kernel (its pool in the same state dtype) and the fp64 recurrence (an fp64 pool,
 // the oracle). Every call is judged like matches-reference, and every byte of the kernel's pool that
 // the call may not write (slots no active index names, gaps between slots) must stay bit-identical.
+// Every call is made with persistent metadata (Problem::persistent_metadata, one run per system), as
+// an engine replaying CUDA graphs makes it: the adapter refills the same metadata buffers in place.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +13,11 @@
 #include "kda/properties/catalogue.hpp"
 
 namespace kda::props {
+
+// A fresh Problem::persistent_metadata run number. Each serving loop (and each case of a property that
+// reuses metadata buffers) is a run of its own, so its first call gets fresh buffers and a shrunk case
+// replays alone as it failed.
+std::uint64_t new_serving_run();
 
 class ServingSystem {
  public:
@@ -52,6 +59,7 @@ class ServingSystem {
   CheckContext& context_;
   ProblemSpec calls_;
   Tensor kernel_pool_, model_pool_, oracle_pool_;
+  std::uint64_t run_;  // Problem::persistent_metadata of every call
 };
 
 }  // namespace kda::props

@@ -100,6 +100,13 @@ const TensorField* find_tensor_field(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string_view> metadata_tensors(const Problem& p) {
+  std::vector<std::string_view> names;
+  for (std::string_view name : {"cu_seqlens", "state_indices", "num_accepted", "scratch_indices"})
+    if (find_tensor_field(name)->in(p)) names.push_back(name);
+  return names;
+}
+
 std::vector<const Tensor*> Problem::inputs() const {
   std::vector<const Tensor*> in;
   for (const auto& f : kFields)
@@ -126,6 +133,7 @@ std::string Problem::describe() const {
     << " V=" << V;
   if (mode == Mode::verify) s << " L=" << L;
   s << " layout=" << name_of(op.state_layout) << " chunk=" << op.chunk_size;
+  if (persistent_metadata) s << " persistent_metadata";
   // Index tensors are printed only when they can be read safely: describe() also runs on
   // problems the contract rejects. A 2-D table prints row by row: [[a,b],[c,d]].
   auto integers = [&](const char* name, const std::optional<Tensor>& t) {

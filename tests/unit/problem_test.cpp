@@ -167,3 +167,21 @@ TEST(Problem, FillRandomParallelIsSeededAndKeepsTheLaws) {
     ASSERT_LE(a.A_log->at(idx), std::log(16.0));
   });
 }
+
+TEST(Problem, MetadataTensorsArePersistentOnlyWhereAsked) {
+  ProblemSpec spec;
+  spec.lengths = {2, 3};
+  spec.state = StateSource::pool;
+  spec.indices = {0, 1};
+  Problem p = make_problem(spec);
+  EXPECT_EQ(metadata_tensors(p), (std::vector<std::string_view>{"cu_seqlens", "state_indices"}));
+  EXPECT_FALSE(p.persistent_metadata) << "calls get fresh metadata unless a property asks";
+  EXPECT_EQ(p.describe().find("persistent_metadata"), std::string::npos);
+  p.persistent_metadata = 3;
+  EXPECT_EQ(deep_copy(p).persistent_metadata, 3u) << "a copy is called the same way";
+  EXPECT_NE(p.describe().find("persistent_metadata"), std::string::npos) << p.describe();
+  spec.varlen = false;
+  spec.lengths = {3, 3};
+  spec.state = StateSource::none;
+  EXPECT_TRUE(metadata_tensors(make_problem(spec)).empty());
+}

@@ -69,6 +69,12 @@ struct Problem {
   // Verify forms (above): accepted counts of the index-table form; scratch buffer and its row map.
   std::optional<Tensor> num_accepted;
   std::optional<Tensor> scratch_states, scratch_indices;
+  // Serving mode (an engine replaying CUDA graphs): nonzero, the call is one of serving run number
+  // `persistent_metadata`, and an adapter keeps one buffer per metadata tensor (metadata_tensors())
+  // for that run, refilled in place, so a kernel caching what it derives from metadata by the
+  // tensor's identity sees the same object with new contents. 0 (the default): fresh metadata. Not
+  // part of the math: the reference and in-process kernels ignore it, golden files do not store it.
+  std::uint64_t persistent_metadata = 0;
 
   // Sequence n covers (batch row, token) = (row(n), first(n) .. first(n) + length(n) - 1).
   // Only meaningful on a problem that passes the contract.
@@ -115,6 +121,9 @@ struct TensorField {
   void place(Problem& p, Tensor t) const;
 };
 std::span<const TensorField> tensor_fields();
+// The call's metadata tensors present, in that order: cu_seqlens, state_indices, num_accepted,
+// scratch_indices (what persistent_metadata keeps in persistent buffers).
+std::vector<std::string_view> metadata_tensors(const Problem& p);
 const TensorField* find_tensor_field(std::string_view name);  // nullptr when unknown
 
 }  // namespace kda

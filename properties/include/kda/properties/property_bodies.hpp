@@ -15,6 +15,7 @@ void check_split(CheckContext& context);
 void check_layout(CheckContext& context);
 void check_gva_expansion(CheckContext& context);
 void check_serving_loop(CheckContext& context);
+void check_metadata_reuse(CheckContext& context);
 void check_verify_commit(CheckContext& context);
 void check_verify_keeps_committed(CheckContext& context);
 void check_verify_initial_slot(CheckContext& context);

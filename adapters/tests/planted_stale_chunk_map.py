@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""A planted bug for kda-oracle's tests: numpy_adapter.py, but with a chunk map cached by identity.
+
+The sequences' spans and chunk boundaries derived from cu_seqlens are cached keyed by the cu_seqlens
+array object, as a kernel library caches derived metadata by tensor identity (FLA's tensor_cache,
+SGLang's FlashInfer verify wrapper). The cache holds a reference to the array, so a freed object's id
+is never reused by accident: a fresh array per request (kda-oracle's default) always misses, and the
+adapter computes correctly. With persistent metadata (the serving-loop property) the array is the
+same object with new contents, and the adapter computes with a stale map.
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import numpy_adapter  # noqa: E402
+
+
+class ChunkMapCache:
+    """cu_seqlens array -> the spans derived from it, computed the first time the object is seen."""
+
+    def __init__(self):
+        self.maps = {}  # id -> (the array, kept alive; its spans)
+
+    def spans(self, case):
+        if not case.has("cu_seqlens"):
+            return numpy_adapter.sequence_spans(case)
+        cu, _ = case.view("cu_seqlens")
+        if id(cu) not in self.maps:
+            self.maps[id(cu)] = (cu, numpy_adapter.sequence_spans(case))
+        return self.maps[id(cu)][1]
+
+
+CACHE = ChunkMapCache()
+
+
+def handle(request, results):
+    numpy_adapter.handle(request, results, compute=lambda case: numpy_adapter.run_case(case, CACHE.spans))
+
+
+if __name__ == "__main__":
+    np.seterr(over="ignore", under="ignore")
+    numpy_adapter.serve(handle_request=handle)
