@@ -85,9 +85,19 @@ void degenerate_keys(Problem& p, bool repeated, std::mt19937_64& engine) {
   }
 }
 
-void long_memory(Problem& p) {
+// Gates near 0 and small beta (0.01 .. 0.03): each delta step then overwrites little of the state,
+// so tokens hundreds back and the initial state still shape the output (with beta ~ U(0,1) the delta
+// rule itself forgets a K = 16 state within a few hundred tokens).
+void long_memory(Problem& p, std::mt19937_64& engine) {
   for (i64 n = 0; n < p.N; ++n)
-    for (i64 t = p.first(n); t < p.first(n) + p.length(n); ++t) set_gate(p, p.row(n), t, kNearZero);
+    for (i64 t = p.first(n); t < p.first(n) + p.length(n); ++t) {
+      set_gate(p, p.row(n), t, kNearZero);
+      for (i64 h = 0; h < p.HV; ++h) {
+        const double beta = 0.01 + 0.02 * unit(engine);
+        const double logit = std::log(beta / (p.options.allow_neg_eigval ? 2.0 - beta : 1.0 - beta));
+        p.beta.set({p.row(n), t, h}, p.options.beta_from_logits ? logit : beta);
+      }
+    }
 }
 
 // One run of 16..32 tokens per sequence at the strongest gate (pre-activated and softplus: -5 or -20).
@@ -128,7 +138,7 @@ void apply_data_mix(Problem& p, DataMix mix, std::uint64_t seed) {
     case DataMix::random: return;
     case DataMix::repeated_keys:
     case DataMix::collinear_keys: degenerate_keys(p, mix == DataMix::repeated_keys, engine); return;
-    case DataMix::long_memory: long_memory(p); return;
+    case DataMix::long_memory: long_memory(p, engine); return;
     case DataMix::strong_gates: strong_gates(p, engine); return;
     case DataMix::large_state: {
       const double factor = std::pow(10.0, 3 + static_cast<int>(engine() % 3));  // |h0| ~ 1e2 .. 1e4 (x4 tails)

@@ -183,8 +183,9 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
 
   const std::vector<StateSource> sources = sources_for(a, n, s.mode);
   s.state = pick(sources, d.source);
-  // The state mixes scale an initial state: take one where the call allows it.
-  const bool state_mix = c.data == DataMix::large_state || c.data == DataMix::tiny_state;
+  // The state mixes scale an initial state, long memory keeps one: take one where the call allows it.
+  const bool state_mix =
+      c.data == DataMix::large_state || c.data == DataMix::tiny_state || c.data == DataMix::long_memory;
   for (StateSource source : sources)
     if (state_mix && s.state == StateSource::none && source != StateSource::none) s.state = source;
   const bool states = !a.state_dtypes.empty(), verify = s.mode == Mode::verify;

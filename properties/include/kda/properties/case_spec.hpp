@@ -50,13 +50,16 @@ enum class DataMix : std::uint8_t {
                    // at the strongest; beta near 1: the intra-chunk inverse at its worst conditioning
   collinear_keys,  // k_t = k_{t-1} + eps * noise (eps 1e-3 .. 1e-6 relative, per sequence), gates and
                    // beta as for repeated keys
-  long_memory,     // gates near 0 (-1e-4) everywhere; the generator draws one long sequence of small
-                   // heads (past 512 tokens at the default limits): a kernel truncating history is seen
+  long_memory,     // gates near 0 (-1e-4) and beta 0.01 .. 0.03 everywhere; the generator draws one long
+                   // sequence of small heads (past 512 tokens at the default limits) with an initial
+                   // state where it can: a kernel truncating history is seen
   strong_gates,    // a run of 16..32 tokens per sequence at the strongest gate (pre-activated and
                    // softplus: -5 or -20 per token): a chunk's cumulative decay far below -88
-  large_state,     // initial states and pool slots scaled to |h0| up to 1e5 (1e3 with fp16 states or
-                   // outputs, whose range ends at 65504); the generator prefers fp16 activations
-  tiny_state,      // initial states and v scaled by 1e-4 .. 1e-7: fp16's subnormal range
+  large_state,     // initial states and pool slots (N(0, 0.1)) scaled by 1e3 .. 1e5: |h0| up to about 1e5
+                   // (by 1e3 at most with fp16 states or outputs, whose range ends at 65504); the
+                   // generator prefers fp16 activations and an initial state
+  tiny_state,      // initial states and v scaled by 1e-4 .. 1e-7: fp16's subnormal range (fp16
+                   // activations and an initial state preferred)
 };
 
 // How a verify call's [N, L] index table sits in memory: row-major, an [L, N] table seen transposed,
