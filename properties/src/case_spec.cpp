@@ -66,9 +66,9 @@ std::string CaseSpec::describe() const {
   describe_gate(s, p);
   s << " | layout=" << name_of(layout) << " o=" << name_of(output_layout) << " pad=" << pad
     << " poison=" << name_of(poison) << (p.state == StateSource::table ? " table=" : "")
-    << (p.state == StateSource::table ? name_of(table_layout) : "") << " gates=" << name_of(gates)
-    << (data != DataMix::random ? " data=" : "") << (data != DataMix::random ? name_of(data) : "") << (padding_pattern ? " padding_pattern" : "")
-    << " seed=" << data_seed;
+    << (p.state == StateSource::table ? name_of(table_layout) : "") << " gates=" << name_of(gates);
+  if (data != DataMix::random) s << " data=" << name_of(data);
+  s << (padding_pattern ? " padding_pattern" : "") << " seed=" << data_seed;
   return s.str();
 }
 

@@ -42,6 +42,7 @@ void verify_categories(const CaseSpec& spec, const Problem& p, std::vector<std::
   add(!identity, "other row map");
   add(p.scratch_states->shape()[0] > p.N || p.scratch_states->shape()[1] > p.L, "spare scratch rows/steps");
 }
+
 const char* data_category(DataMix mix) {
   switch (mix) {
     case DataMix::random: break;
@@ -54,6 +55,7 @@ const char* data_category(DataMix mix) {
   }
   return "random data";
 }
+
 }  // namespace
 
 std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
