@@ -66,8 +66,9 @@ std::string CaseSpec::describe() const {
   describe_gate(s, p);
   s << " | layout=" << name_of(layout) << " o=" << name_of(output_layout) << " pad=" << pad
     << " poison=" << name_of(poison) << (p.state == StateSource::table ? " table=" : "")
-    << (p.state == StateSource::table ? name_of(table_layout) : "") << " gates=" << name_of(gates) << (padding_pattern ? " padding_pattern" : "")
-    << " seed=" << data_seed;
+    << (p.state == StateSource::table ? name_of(table_layout) : "") << " gates=" << name_of(gates);
+  if (data != DataMix::random) s << " data=" << name_of(data);
+  s << (padding_pattern ? " padding_pattern" : "") << " seed=" << data_seed;
   return s.str();
 }
 
@@ -106,6 +107,19 @@ std::string_view name_of(GateMix mix) {
     case GateMix::zeros: return "zeros";
     case GateMix::strong: return "strong";
     case GateMix::mixture: return "mixture";
+  }
+  return "?";
+}
+
+std::string_view name_of(DataMix mix) {
+  switch (mix) {
+    case DataMix::random: return "random";
+    case DataMix::repeated_keys: return "repeated_keys";
+    case DataMix::collinear_keys: return "collinear_keys";
+    case DataMix::long_memory: return "long_memory";
+    case DataMix::strong_gates: return "strong_gates";
+    case DataMix::large_state: return "large_state";
+    case DataMix::tiny_state: return "tiny_state";
   }
   return "?";
 }

@@ -18,6 +18,13 @@ const std::vector<Property>& catalogue() {
        "may write o and the slots its table entries name at its requests' tokens, or its scratch rows' steps: never "
        "the committed pool of the scratch form.",
        {}, check_untouched},
+      {"finite",
+       "Wherever the fp64 reference is finite, o and every state the call writes (final, chunk and token states, pool "
+       "slots, scratch steps) are finite, on cases drawn mostly from the adversarial data mixes: repeated and "
+       "near-collinear keys with gates near 0 and at their strongest, long memory, strong gate runs, large and tiny "
+       "states. Reported apart from the tolerance, naming the first NaN or Inf of each tensor: a non-finite state "
+       "poisons every later token of its slot.",
+       {}, check_finite},
       {"rejects-invalid",
        "A problem that breaks exactly one rule of the kernel's profile is rejected with that rule's code, and "
        "nothing at all is written. A kernel that runs it instead is reported with the rule, its upstream message and "

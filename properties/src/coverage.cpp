@@ -42,6 +42,20 @@ void verify_categories(const CaseSpec& spec, const Problem& p, std::vector<std::
   add(!identity, "other row map");
   add(p.scratch_states->shape()[0] > p.N || p.scratch_states->shape()[1] > p.L, "spare scratch rows/steps");
 }
+
+const char* data_category(DataMix mix) {
+  switch (mix) {
+    case DataMix::random: break;
+    case DataMix::repeated_keys: return "repeated keys";
+    case DataMix::collinear_keys: return "near-collinear keys";
+    case DataMix::long_memory: return "long memory";
+    case DataMix::strong_gates: return "strong gate run";
+    case DataMix::large_state: return "large states";
+    case DataMix::tiny_state: return "tiny states";
+  }
+  return "random data";
+}
+
 }  // namespace
 
 std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
@@ -79,6 +93,7 @@ std::vector<std::string> categories(const CaseSpec& spec, const Problem& p) {
     c.emplace_back("pre-activated gate");
   add(spec.gates == GateMix::strong || spec.gates == GateMix::mixture, "strong gates");
   add(p.options.beta_from_logits, "beta from logits");
+  if (spec.data != DataMix::random) c.emplace_back(data_category(spec.data));
   return c;
 }
 
@@ -110,6 +125,9 @@ std::vector<std::string> expected_categories(const Kernel& kernel) {
   add(cap.gate_in_kernel, "lower-bound gate");
   e.emplace_back("strong gates");
   add(cap.beta_from_logits, "beta from logits");
+  for (DataMix mix : {DataMix::repeated_keys, DataMix::collinear_keys, DataMix::long_memory, DataMix::strong_gates,
+                      DataMix::large_state, DataMix::tiny_state})
+    e.emplace_back(data_category(mix));
   return e;
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "generators_internal.hpp"
+#include "list_helpers.hpp"
 
 namespace kda::props::detail {
 
@@ -32,6 +33,8 @@ struct Draw {
   i64 pad = 1;
   int poison = 0, gates = 0;
   bool padding_pattern = true;
+  int data = 0;         // DataMix
+  i64 long_length = 0;  // DataMix::long_memory: the one sequence's length (before the budget)
   std::uint64_t data_seed = 0;
 };
 
@@ -50,8 +53,14 @@ const T& pick(const std::vector<T>& xs, int i) {
   return xs[static_cast<std::size_t>(i) % xs.size()];
 }
 
-rc::Gen<Draw> gen_draw(const Allowed& a) {
+// DataMix odds: a modest share of adversarial data among valid cases; mostly adversarial for `finite`.
+std::vector<int> data_weights(bool adversarial) {
+  return adversarial ? std::vector<int>{10, 15, 15, 15, 15, 15, 15} : std::vector<int>{64, 6, 6, 6, 6, 6, 6};
+}
+
+rc::Gen<Draw> gen_draw(const Allowed& a, const Needs& n) {
   using rc::gen::set;
+  const i64 most = std::max<i64>(a.limits.max_tokens, 1);
   return rc::gen::build<Draw>(
       set(&Draw::lengths, gen_lengths(a.limits)), set(&Draw::mode, gen_index(count(a.modes.size()))),
       set(&Draw::batched, gen_bool(15)), set(&Draw::gva_ratio, gen_index(count(a.gva_ratios.size()))),
@@ -73,7 +82,8 @@ rc::Gen<Draw> gen_draw(const Allowed& a) {
       set(&Draw::layout, gen_index(5)), set(&Draw::output_layout, gen_index(4)), set(&Draw::pad, gen_uniform(1, 8)),
       set(&Draw::poison, gen_index(2)), set(&Draw::gates, gen_index(5)),
       set(&Draw::padding_pattern, rc::gen::map(gen_bool(25), [](bool plain) { return !plain; })),
-      set(&Draw::data_seed, gen_seed()));
+      set(&Draw::data, gen_weighted_index(data_weights(n.adversarial))),
+      set(&Draw::long_length, gen_uniform(std::max<i64>(most / 2, 1), most)), set(&Draw::data_seed, gen_seed()));
 }
 
 // The work budget, in units of one state's elements (HV x K x V): a token costs 1 (the recurrence
@@ -94,12 +104,21 @@ Budget budget_for(const ProblemSpec& s, const Draw& d, const Allowed& a, const N
   return b;
 }
 
+// Long memory wants one long prefill sequence: where the needs ask for more sequences, or the call is
+// no prefill, the mix keeps only its gates.
+bool long_memory(const Draw& d, const ProblemSpec& s, const Needs& n) {
+  return static_cast<DataMix>(d.data) == DataMix::long_memory && s.mode == Mode::prefill && n.min_sequences <= 1 &&
+         n.min_tokens <= 1;
+}
+
 // Sequence lengths within the budget, then raised to what the needs ask for.
 void set_lengths(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
   const Budget b = budget_for(s, d, a, n);
   const i64 drawn = static_cast<i64>(d.lengths.size());
   const i64 per_row = b.per_sequence + b.per_token;  // a sequence of one token
-  if (s.mode == Mode::verify) {  // N requests of L tokens (ragged: 0..L each, table form only)
+  if (long_memory(d, s, n)) {  // one sequence, as long as the draw and the budget allow
+    s.lengths = {std::max<i64>(0, std::min({d.long_length, b.tokens, (b.work - b.per_sequence) / b.per_token}))};
+  } else if (s.mode == Mode::verify) {  // N requests of L tokens (ragged: 0..L each, table form only)
     const i64 L = s.L;
     const i64 N = std::max({std::min({drawn, b.sequences, b.tokens / L, b.work / (b.per_sequence + L * b.per_token)}),
                             i64{n.min_sequences}, i64{1}});
@@ -135,8 +154,23 @@ void set_gate_options(ProblemSpec& s, const Draw& d, const Allowed& a, const Nee
   s.with_dt_bias = d.dt_bias;
 }
 
+// Choices a data mix is about: long memory takes prefill and the smallest heads (so that one sequence
+// can run past 512 tokens within the work budget); the state mixes take fp16 activations.
+void adapt_to_data_mix(CaseSpec& c, const Allowed& a, const Needs& n) {
+  ProblemSpec& s = c.problem;
+  const std::vector<Mode> modes = modes_for(a, n);
+  if (c.data == DataMix::long_memory && has(modes, Mode::prefill)) {
+    s.mode = Mode::prefill;
+    s.HV /= s.H, s.H = 1;
+    s.K = a.key_dims.front(), s.V = a.value_dims.front();
+  }
+  if ((c.data == DataMix::large_state || c.data == DataMix::tiny_state) && has(a.input_dtypes, DType::f16))
+    s.input_dtype = DType::f16;
+}
+
 CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   CaseSpec c;
+  c.data = static_cast<DataMix>(d.data);
   ProblemSpec& s = c.problem;
   s.mode = pick(modes_for(a, n), d.mode);
   s.varlen = a.varlen && n.varlen.value_or(!d.batched);
@@ -145,9 +179,15 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   s.H = std::min<i64>(d.heads, a.limits.max_heads / ratio), s.HV = s.H * ratio;
   s.K = pick(a.key_dims, d.key_dim), s.V = pick(a.value_dims, d.value_dim);
   s.input_dtype = pick(a.input_dtypes, d.input_dtype), s.output_dtype = pick(a.output_dtypes, d.output_dtype);
+  adapt_to_data_mix(c, a, n);
 
   const std::vector<StateSource> sources = sources_for(a, n, s.mode);
   s.state = pick(sources, d.source);
+  // The state mixes scale an initial state, long memory keeps one: take one where the call allows it.
+  const bool state_mix =
+      c.data == DataMix::large_state || c.data == DataMix::tiny_state || c.data == DataMix::long_memory;
+  for (StateSource source : sources)
+    if (state_mix && s.state == StateSource::none && source != StateSource::none) s.state = source;
   const bool states = !a.state_dtypes.empty(), verify = s.mode == Mode::verify;
   if (states) s.state_dtype = pick(a.state_dtypes, d.state_dtype);
   if (verify) s.L = std::min(verify_length(d.verify), std::max<i64>(a.limits.max_tokens, 1));
@@ -184,7 +224,7 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
 }  // namespace
 
 rc::Gen<CaseSpec> gen_case(const Allowed& allowed, const Needs& needs) {
-  return rc::gen::map(gen_draw(allowed), [allowed, needs](const Draw& d) { return assemble(allowed, needs, d); });
+  return rc::gen::map(gen_draw(allowed, needs), [allowed, needs](const Draw& d) { return assemble(allowed, needs, d); });
 }
 
 }  // namespace kda::props::detail
@@ -193,6 +233,10 @@ namespace kda::props {
 
 rc::Gen<CaseSpec> gen_valid_case(const Kernel& kernel, const GenLimits& limits) {
   return detail::gen_case(detail::allowed_for(kernel, limits), {});
+}
+
+rc::Gen<CaseSpec> gen_adversarial_case(const Kernel& kernel, const GenLimits& limits) {
+  return detail::gen_case(detail::allowed_for(kernel, limits), {.adversarial = true});
 }
 
 }  // namespace kda::props

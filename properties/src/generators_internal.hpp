@@ -66,6 +66,7 @@ struct Needs {
   int min_sequences = 1;
   i64 min_tokens = 0;
   i64 budget_key_dim = 0;  // > 0: size the token budget as if K were this (the break enlarges K)
+  bool adversarial = false;  // draw mostly DataMix's adversarial mixes (property finite)
 };
 // The allowed state sources a base with these needs may use (final_state rules out a pool).
 std::vector<StateSource> sources_for(const Allowed& allowed, const Needs& needs);
@@ -151,6 +152,7 @@ void poison_buffers(Problem& problem, Poison poison);
 // exponentially, and the fp64 reference would overflow.
 void normalize_qk(Problem& problem);
 void apply_gate_mix(Problem& problem, GateMix mix, std::uint64_t seed);
+void apply_data_mix(Problem& problem, DataMix mix, std::uint64_t seed);  // build_data_mix.cpp
 void apply_padding_pattern(Problem& problem);
 // Verify: the index table re-laid out per spec.table_layout (its gaps name a spare slot), and every
 // pool slot that is no live request's initial slot filled with poison: no output may depend on one.

@@ -43,6 +43,8 @@ rc::Gen<std::vector<std::int64_t>> gen_lengths(const GenLimits& limits);
 // profile and the limits leave nothing to draw (no common head dim, dtype, state source, ...).
 // The generator copies what it needs: the kernel need not outlive it.
 rc::Gen<CaseSpec> gen_valid_case(const Kernel& kernel, const GenLimits& limits = {});
+// The same, drawing mostly the adversarial data mixes (DataMix; gen_valid_case: about a third).
+rc::Gen<CaseSpec> gen_adversarial_case(const Kernel& kernel, const GenLimits& limits = {});
 
 // A valid case plus one rule of a profile broken. build() applies the break; the result breaks
 // exactly that rule, except where noted at breakable_rules().

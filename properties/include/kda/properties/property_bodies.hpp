@@ -19,6 +19,7 @@ void check_metadata_reuse(CheckContext& context);
 void check_verify_commit(CheckContext& context);
 void check_verify_keeps_committed(CheckContext& context);
 void check_verify_initial_slot(CheckContext& context);
+void check_finite(CheckContext& context);
 
 // A drawn case: the spec rapidcheck prints and shrinks, and the problem built from it.
 struct DrawnCase {
