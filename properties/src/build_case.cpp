@@ -1,13 +1,48 @@
+#include <algorithm>
+
 #include "generators_internal.hpp"
 
 namespace kda::props {
+
+namespace {
+
+// The lowest slot a pool's indices name when every named slot lies past element 2^31 (a stress case,
+// GenLimits::pool_past_int32); 0 otherwise.
+std::int64_t slots_unused_below(const ProblemSpec& s) {
+  if (!s.pool_slot_stride || s.indices.empty()) return 0;
+  std::int64_t lowest = s.pool_slots;
+  for (std::int64_t i : s.indices)
+    if (i >= 0) lowest = std::min(lowest, i);
+  return lowest >= detail::first_slot_past_int32(s.pool_slot_stride) ? lowest : 0;
+}
+
+// Above this many elements to draw, the draws run on every core (fill_random_parallel: the same values
+// for a spec whatever the cores, other values than fill_random's); below it, fill_random's values, which
+// the golden suites' cases were generated with.
+constexpr std::int64_t kParallelDraws = std::int64_t{1} << 24;
+
+std::int64_t elements_drawn(const Problem& p) {
+  std::int64_t n = 0;
+  for (const Tensor* t : p.inputs()) n += t->numel();
+  return n;
+}
+
+}  // namespace
 
 Problem build_case(const CaseSpec& spec) {
   Problem p = make_problem(spec.problem);
   detail::apply_layouts(p, spec);
   detail::apply_table_layout(p, spec);
   detail::poison_buffers(p, spec.poison);
-  fill_random(p, spec.data_seed);
+  // A stress pool: only the slots from the lowest named one up are drawn; the billions of elements
+  // below keep their poison (drawing them would take minutes and no correct kernel reads them).
+  const std::int64_t unused = p.state_pool ? slots_unused_below(spec.problem) : 0;
+  if (unused) p.state_pool->view.offset += unused * p.state_pool->view.strides[0], p.state_pool->view.shape[0] -= unused;
+  if (elements_drawn(p) > kParallelDraws)
+    fill_random_parallel(p, spec.data_seed);
+  else
+    fill_random(p, spec.data_seed);
+  if (unused) p.state_pool->view.offset -= unused * p.state_pool->view.strides[0], p.state_pool->view.shape[0] += unused;
   if (!p.options.l2norm_qk) detail::normalize_qk(p);
   detail::apply_gate_mix(p, spec.gates, spec.data_seed);
   if (spec.padding_pattern) detail::apply_padding_pattern(p);
