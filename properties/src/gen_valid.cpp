@@ -120,11 +120,11 @@ std::optional<i64> decode_batch_at_edge(const ProblemSpec& s, const Draw& d, con
   if (d.decode_edge == 0) return std::nullopt;
   std::vector<i64> edges;
   for (i64 e : a.limits.decode_batch_edges)
-    if (e / s.HV + 1 <= most) edges.push_back(e);
+    if (e / s.HV <= most) edges.push_back(e);
   if (edges.empty()) return std::nullopt;
   const i64 pick = d.decode_edge - 1, e = edges[static_cast<std::size_t>(pick / 3) % edges.size()];
   const i64 side = pick % 3;
-  return std::max<i64>(1, side == 0 ? (e - 1) / s.HV : side == 1 ? e / s.HV : e / s.HV + 1);
+  return std::clamp<i64>(side == 0 ? (e - 1) / s.HV : side == 1 ? e / s.HV : e / s.HV + 1, 1, most);
 }
 
 // Sequence lengths within the budget, then raised to what the needs ask for.

@@ -27,7 +27,8 @@ struct GenLimits {
   std::vector<int> gva_ratios{1, 2, 4};    // HV / H (those up to max_heads), shrinks to the first
   // Decode calls: in half of them the batch is sized so that N x HV lies just below, at or just above
   // one of these (N = (e-1)/HV, e/HV or e/HV + 1; with HV = 1 exactly e-1, e, e+1), where kernels switch
-  // launch routes; only edges the other limits afford. Empty: no such batches.
+  // launch routes; only edges the other limits afford (N above max_sequences or the work budget is
+  // clamped to it). Empty: no such batches.
   std::vector<std::int64_t> decode_batch_edges{};
   // Pools whose named slots all lie past element 2^31 (slot x slot stride overflows int32 index math;
   // the contract takes a pool's slot stride as 64-bit, so every profile accepts them). The slots below
