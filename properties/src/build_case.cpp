@@ -16,17 +16,6 @@ std::int64_t slots_unused_below(const ProblemSpec& s) {
   return lowest >= detail::first_slot_past_int32(s.pool_slot_stride) ? lowest : 0;
 }
 
-// Above this many elements to draw, the draws run on every core (fill_random_parallel: the same values
-// for a spec whatever the cores, other values than fill_random's); below it, fill_random's values, which
-// the golden suites' cases were generated with.
-constexpr std::int64_t kParallelDraws = std::int64_t{1} << 24;
-
-std::int64_t elements_drawn(const Problem& p) {
-  std::int64_t n = 0;
-  for (const Tensor* t : p.inputs()) n += t->numel();
-  return n;
-}
-
 }  // namespace
 
 Problem build_case(const CaseSpec& spec) {
@@ -38,10 +27,7 @@ Problem build_case(const CaseSpec& spec) {
   // below keep their poison (drawing them would take minutes and no correct kernel reads them).
   const std::int64_t unused = p.state_pool ? slots_unused_below(spec.problem) : 0;
   if (unused) p.state_pool->view.offset += unused * p.state_pool->view.strides[0], p.state_pool->view.shape[0] -= unused;
-  if (elements_drawn(p) > kParallelDraws)
-    fill_random_parallel(p, spec.data_seed);
-  else
-    fill_random(p, spec.data_seed);
+  fill_random(p, spec.data_seed);
   if (unused) p.state_pool->view.offset -= unused * p.state_pool->view.strides[0], p.state_pool->view.shape[0] += unused;
   if (!p.options.l2norm_qk) detail::normalize_qk(p);
   detail::apply_gate_mix(p, spec.gates, spec.data_seed);
