@@ -31,10 +31,11 @@ GenLimits limits_for(Scale scale) {
   limits.max_heads = 64;
   limits.gva_ratios = {1, 2, 4, 8};
   limits.decode_batch_edges = {128, 256, 512, 1024, 2048, 4096, 8192, 16384};
-  // 2^32 state elements of work: 4096 tokens of HV = 64, K = V = 128 (16k tokens of HV = 16), or about
-  // 450 pooled decode sequences there. Every state tensor together stays under 2^29 elements (2 GiB in
-  // fp32), so a case with its snapshot and three fp64 readings of its states fits in about 20 GiB.
-  limits.max_work = std::int64_t{1} << 32;
+  // 2^31 state elements of work: 2048 tokens of HV = 64, K = V = 128 (16k tokens of HV = 8), or about
+  // 225 pooled decode sequences there. Every state tensor together stays under 2^28 elements (1 GiB in
+  // fp32): the property holding most copies (verify-commit: three problems, two fp64 readings of every
+  // state) stays under about 8 GiB.
+  limits.max_work = std::int64_t{1} << 31;
   limits.pool_past_int32 = scale == Scale::stress;
   return limits;
 }
