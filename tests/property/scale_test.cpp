@@ -8,8 +8,10 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "kda/properties/generators.hpp"
+#include "kda/properties/runner.hpp"
 #include "kda/reference_kernel.hpp"
 
 namespace kda::props {
@@ -154,6 +156,23 @@ TEST(Scale, StressPoolsAreNamedPastElement2To31) {
   }
   EXPECT_GT(pools, 50);
   EXPECT_GT(named, 500);
+}
+
+// A failure's replay command names the scale its case was drawn at (another scale draws another case).
+TEST(Scale, ReplayCommandNamesTheScale) {
+  PropertyReport report;
+  report.property = "matches-reference";
+  report.cases = report.failed = 1;
+  report.failure = "a failure";
+  report.replay = "reproduce=abc";
+  for (const auto& [scale, expected] :
+       {std::pair{Scale::small, "--kernel K --properties matches-reference --replay"},
+        std::pair{Scale::realistic, "--kernel K --scale realistic --properties matches-reference --replay"},
+        std::pair{Scale::stress, "--kernel K --scale stress --properties matches-reference --replay"}}) {
+    std::ostringstream printed;
+    print_reports(printed, {report}, "K", scale);
+    EXPECT_NE(printed.str().find(expected), std::string::npos) << printed.str();
+  }
 }
 
 }  // namespace
