@@ -248,15 +248,26 @@ void Snapshot::mark_verify(const Problem& p, ByteRanges& pool_mask, ByteRanges* 
 
 namespace {
 
-// What each payload byte of one buffer belongs to, as an index into labels (-1: no tensor view).
+// What each payload byte of a window [begin, begin + of_byte.size()) of one buffer belongs to, as an
+// index into labels (-1: no tensor view). A large buffer (a stress pool of GiB) is named window by
+// window, never with a map of its whole payload.
 struct Owners {
+  std::int64_t begin = 0;
   std::vector<std::int32_t> of_byte;
   std::vector<std::string> labels;
+  std::int64_t end() const { return begin + static_cast<std::int64_t>(of_byte.size()); }
   std::int32_t add(std::string label) {
     labels.push_back(std::move(label));
     return static_cast<std::int32_t>(labels.size() - 1);
   }
+  // Payload bytes [first, first + count) clipped to the window.
+  void fill_bytes(std::int64_t first, std::int64_t count, std::int32_t label) { fill(of_byte, first - begin, count, label); }
+  std::string label_of(std::int64_t byte) const {
+    const std::int32_t o = of_byte[static_cast<std::size_t>(byte - begin)];
+    return o >= 0 ? labels[static_cast<std::size_t>(o)] : "no tensor view";
+  }
 };
+constexpr std::int64_t kOwnerWindow = std::int64_t{64} << 20;  // bytes
 
 std::string quoted(const Named& t) { return std::string(t.input ? "input '" : "'") + std::string(t.name) + "'"; }
 
@@ -270,9 +281,8 @@ void label_gaps(Owners& owners, const Named& t, bool pool) {
   const std::int32_t gap = owners.add(walkable(*t.tensor)
                                           ? "a gap between elements of " + quoted(t)
                                           : "the extent of " + quoted(t) + " (more elements than its buffer has bytes)");
-  const auto size = static_cast<std::int64_t>(owners.of_byte.size());
-  for (std::int64_t b = std::max<std::int64_t>(extent->begin, 0); b < std::min(extent->end, size); ++b) {
-    auto& owner = owners.of_byte[static_cast<std::size_t>(b)];
+  for (std::int64_t b = std::max(extent->begin, owners.begin); b < std::min(extent->end, owners.end()); ++b) {
+    auto& owner = owners.of_byte[static_cast<std::size_t>(b - owners.begin)];
     if (owner != -1) continue;
     owner = gap;
     if (slot_bytes <= 0) continue;
@@ -298,20 +308,27 @@ std::string slot_label(std::int64_t slot, std::int64_t sequence, std::int64_t to
 // C index math sends a -1 index.
 void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_t>& slot_sequence,
                  const std::vector<std::int64_t>& slot_token, bool padding_rows) {
-  const std::int64_t slots = pool.size(0), size = static_cast<std::int64_t>(owners.of_byte.size());
+  const std::int64_t slots = pool.size(0);
+  const std::int64_t slot_bytes = pool.stride(0) * static_cast<std::int64_t>(size_of(pool.dtype));
   if (padding_rows) {
     const std::int32_t label = owners.add("slot -1, before the pool's first slot (where a -1 index lands in C index math)");
-    const std::int64_t slot_bytes = pool.stride(0) * static_cast<std::int64_t>(size_of(pool.dtype));
-    for (std::int64_t b = std::max<std::int64_t>(pool.byte_offset() - slot_bytes, 0); b < std::min(pool.byte_offset(), size); ++b)
-      if (owners.of_byte[static_cast<std::size_t>(b)] == -1) owners.of_byte[static_cast<std::size_t>(b)] = label;
+    for (std::int64_t b = std::max(pool.byte_offset() - slot_bytes, owners.begin); b < std::min(pool.byte_offset(), owners.end()); ++b)
+      if (owners.of_byte[static_cast<std::size_t>(b - owners.begin)] == -1)
+        owners.of_byte[static_cast<std::size_t>(b - owners.begin)] = label;
   }
-  for (std::int64_t s = 0; s < slots; ++s) {
+  // Only the slots that reach into the window (with a positive slot stride; else every slot).
+  std::int64_t lo = 0, hi = slots;
+  if (slot_bytes > 0) {
+    lo = std::clamp<std::int64_t>((owners.begin - pool.byte_offset()) / slot_bytes - 1, 0, slots);
+    hi = std::clamp<std::int64_t>((owners.end() - pool.byte_offset()) / slot_bytes + 2, lo, slots);
+  }
+  for (std::int64_t s = lo; s < hi; ++s) {
     const auto i = static_cast<std::size_t>(s);
     const std::int32_t label = owners.add(slot_label(s, i < slot_sequence.size() ? slot_sequence[i] : -1,
                                                      i < slot_token.size() ? slot_token[i] : -1,
                                                      padding_rows && s == slots - 1));
     for_each_element_run(slice(pool, 0, s, s + 1),
-                         [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
+                         [&](std::int64_t first, std::int64_t count) { owners.fill_bytes(first, count, label); });
   }
 }
 
@@ -321,30 +338,32 @@ void label_scratch(Owners& owners, const View& scratch) {
     for (std::int64_t step = 0; step < scratch.size(1); ++step) {
       const std::int32_t label = owners.add("scratch_states[" + std::to_string(r) + ", " + std::to_string(step) + "]");
       for_each_element_run(slice(slice(scratch, 0, r, r + 1), 1, step, step + 1),
-                           [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
+                           [&](std::int64_t first, std::int64_t count) { owners.fill_bytes(first, count, label); });
     }
 }
 
 void label_elements(Owners& owners, const Named& t, const ByteRanges& writable) {
   if (t.name == "scratch_states" && t.tensor->view.rank() == 5) return label_scratch(owners, t.tensor->view);
   const std::int32_t element = owners.add("elements of " + quoted(t));
-  for_each_element_run(t.tensor->view, [&](std::int64_t first, std::int64_t count) {
-    fill(owners.of_byte, first, count, element);
-  });
+  for_each_element_run(t.tensor->view,
+                       [&](std::int64_t first, std::int64_t count) { owners.fill_bytes(first, count, element); });
   if (t.name != "o") return;
   // o's elements outside the writable region are those at tokens of no sequence.
   const std::int32_t stray = owners.add("elements of 'o' at tokens outside every sequence");
-  for (std::size_t b = 0; b < owners.of_byte.size(); ++b)
-    if (owners.of_byte[b] == element && !covered(writable, static_cast<std::int64_t>(b), static_cast<std::int64_t>(b) + 1))
-      owners.of_byte[b] = stray;
+  for (std::size_t b = 0; b < owners.of_byte.size(); ++b) {
+    const std::int64_t byte = owners.begin + static_cast<std::int64_t>(b);
+    if (owners.of_byte[b] == element && !covered(writable, byte, byte + 1)) owners.of_byte[b] = stray;
+  }
 }
 
-// What each payload byte of `buffer` belongs to: first the gaps inside each view's extent, then the
-// elements (an output aliasing an input claims the shared bytes: outputs come last).
+// What each payload byte of `buffer` in the window holding `byte` belongs to: first the gaps inside each
+// view's extent, then the elements (an output aliasing an input claims the shared bytes: outputs come last).
 Owners owners_of(const Problem& p, const GuardedBuffer* buffer, const ByteRanges& writable,
                  const std::vector<std::int64_t>& slot_sequence, const std::vector<std::int64_t>& slot_token,
-                 bool padding_rows) {
-  Owners owners{std::vector<std::int32_t>(buffer->size(), -1), {}};
+                 bool padding_rows, std::int64_t byte) {
+  const auto size = static_cast<std::int64_t>(buffer->size());
+  const std::int64_t begin = size <= kOwnerWindow ? 0 : byte / kOwnerWindow * kOwnerWindow;
+  Owners owners{begin, std::vector<std::int32_t>(static_cast<std::size_t>(std::min(size - begin, kOwnerWindow)), -1), {}};
   std::vector<Named> on_buffer;
   for (const Named& t : named_tensors(p))
     if (t.tensor->buffer.get() == buffer) on_buffer.push_back(t);
@@ -375,8 +394,8 @@ std::vector<ByteChange> Snapshot::changes(const Problem& after, bool outside_wri
                                   before.name + "'");
     const std::byte* now = buffer.band_before();
     const std::int64_t size = before.payload, total = before.total;
-    std::optional<Owners> owners;  // built at the first changed payload byte that needs a name
-    std::map<std::int64_t, ByteChange> groups;  // by owner: -3 band after, -2 band before, -1 no view
+    std::optional<Owners> owners;  // built at the first changed payload byte that needs a name, per window
+    std::map<std::string, ByteChange> groups;  // by what the bytes belong to
     std::vector<std::byte> was(static_cast<std::size_t>(kSnapBlock));  // a pattern block, spelled out
     for (std::size_t k = 0; k < before.stored_at.size(); ++k) {
       const std::int64_t start = static_cast<std::int64_t>(k) * kSnapBlock, n = std::min(kSnapBlock, total - start);
@@ -403,19 +422,14 @@ std::vector<ByteChange> Snapshot::changes(const Problem& after, bool outside_wri
           const std::int64_t offset = at - kGuard;
           const bool payload = offset >= 0 && offset < size;
           if (payload && outside_writable_only && covered(before.writable, offset, offset + 1)) continue;
-          std::int64_t owner = offset < 0 ? -2 : -3;
+          std::string where = offset < 0 ? "the guard band before the payload" : "the guard band after the payload";
           if (payload) {
-            if (!owners) owners = owners_of(after, &buffer, before.writable, slot_sequence_, slot_token_, has_padding_rows_);
-            owner = owners->of_byte[static_cast<std::size_t>(offset)];
+            if (!owners || offset < owners->begin || offset >= owners->end())
+              owners = owners_of(after, &buffer, before.writable, slot_sequence_, slot_token_, has_padding_rows_, offset);
+            where = owners->label_of(offset);
           }
-          auto [group, fresh] = groups.try_emplace(owner);
-          if (fresh) {
-            group->second.buffer = before.name, group->second.first_byte = offset;
-            group->second.where = owner >= 0    ? owners->labels[static_cast<std::size_t>(owner)]
-                                  : owner == -1 ? "no tensor view"
-                                  : owner == -2 ? "the guard band before the payload"
-                                                : "the guard band after the payload";
-          }
+          auto [group, fresh] = groups.try_emplace(where);
+          if (fresh) group->second.buffer = before.name, group->second.first_byte = offset, group->second.where = where;
           group->second.last_byte = offset;
           ++group->second.bytes;
         }
