@@ -117,6 +117,30 @@ std::vector<SuiteCase> valid_cases() {
            .beta_logits(false)
            .lower_bound_gate(-5.0, true, true)},
       {"long_sequence", "one 1000-token sequence", CaseBuilder({1000}, 1, 1, 64, 64, 237)},
+      // realistic scale: model shapes, where kernels pick other launch routes (kept small enough to generate quickly)
+      {"realistic_prefill_hv32", "Qwen3-Next's heads (16 q/k and 32 value heads, K = V = 128) on bf16 sequences of "
+                                 "200, 0 and 121 tokens from zero states",
+       CaseBuilder({200, 0, 121}, 16, 32, 128, 128, 245)
+           .dtypes(DType::bf16, DType::bf16)
+           .no_initial_state()
+           .l2norm()
+           .beta_logits(false)
+           .softplus_gate()},
+      {"realistic_long_packing", "2601 tokens in sequences of 1500, 0, 1100 and 1, K = V = 128",
+       CaseBuilder({1500, 0, 1100, 1}, 2, 4, 128, 128, 246).dtypes(DType::bf16, DType::f32)},
+      {"realistic_decode_hv32", "a decode batch of 5 sequences x 32 value heads (N x HV = 160, past 128), K = V = "
+                                "128, bf16, a padded fp32 pool with a -1 row",
+       CaseBuilder({1, 1, 1, 1, 1}, 16, 32, 128, 128, 247)
+           .decode()
+           .dtypes(DType::bf16, DType::bf16)
+           .pool({2, -1, 5, 0, 3}, 6, 16, 8)
+           .l2norm()
+           .lower_bound_gate(-5.0, true, true)},
+      {"realistic_gva_ratio_8", "8 value heads per q/k head (4 and 32 heads), bf16",
+       CaseBuilder({100, 60}, 4, 32, 64, 64, 248).dtypes(DType::bf16, DType::bf16)},
+      {"realistic_k256_decode", "K = 256, V = 32 on a decode batch of 16 sequences x 8 value heads (N x HV = 128), "
+                                "no initial state",
+       CaseBuilder(std::vector<i64>(16, 1), 8, 8, 256, 32, 249).decode().no_initial_state()},
       // speculative-decoding verify
       {"verify_table_mtp3", "index-table verify, L = 4 (MTP num_spec 3): accepted 1, L and between, a padding "
                             "row, -1 entries; bf16 activations, the softplus gate, l2norm",

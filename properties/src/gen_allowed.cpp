@@ -61,9 +61,15 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
   const i64 key_max = prof.enforces(Rule::key_head_dim_max) ? prof.max_key_head_dim : caps.max_head_dim;
   a.key_dims = dims(caps.key_head_dims, prof.key_head_dims, key_max);
   a.value_dims = dims(caps.value_head_dims, prof.value_head_dims, caps.max_head_dim);
+  // The first dim drawn: the first at or above min_drawn_head_dim (none there: every dim is drawn).
+  auto first_drawn = [&](const std::vector<i64>& ds) {
+    const auto at = std::find_if(ds.begin(), ds.end(), [&](i64 d) { return d >= limits.min_drawn_head_dim; });
+    return at == ds.end() ? 0 : static_cast<int>(at - ds.begin());
+  };
+  a.first_key_dim = first_drawn(a.key_dims), a.first_value_dim = first_drawn(a.value_dims);
 
-  for (int r : {1, 2, 4})
-    if (r <= limits.max_heads) a.gva_ratios.push_back(r);
+  for (int r : limits.gva_ratios)
+    if (r >= 1 && r <= limits.max_heads) a.gva_ratios.push_back(r);
   const std::vector<int> contract_chunks{64, 32};
   a.chunk_sizes = common(contract_chunks, {&caps.chunk_sizes});
   if (!prof.enforces(Rule::chunk_size))
@@ -93,6 +99,7 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
 
   require(limits.max_sequences >= 1 && limits.max_tokens >= 1 && limits.max_heads >= 1 && limits.max_work >= 1,
           kernel, "room under the limits");
+  require(!a.gva_ratios.empty(), kernel, "GVA ratio within max_heads");
   require(!a.modes.empty(), kernel, "mode");
   require(!a.input_dtypes.empty(), kernel, "input dtype");
   require(!a.output_dtypes.empty(), kernel, "output dtype");

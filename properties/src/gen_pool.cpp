@@ -2,6 +2,7 @@
 // with -1 padding rows. The FlashInfer stride contract (slot stride % 16 elements, base % 32 bytes)
 // is met by rounding the drawn paddings up, so a profile that enforces it always gets a legal pool
 // and one that does not also gets misaligned ones.
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -46,21 +47,30 @@ rc::Gen<PoolDraw> gen_pool_draw() {
       rc::gen::set(&PoolDraw::padding_rows, rc::gen::resize(3, rc::gen::container<std::vector<i64>>(gen_uniform(0, 63)))));
 }
 
-std::vector<i64> place_pool_slots(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, i64 entries) {
+i64 first_slot_past_int32(i64 slot_stride) {
+  constexpr i64 int32_max = std::numeric_limits<std::int32_t>::max();
+  return slot_stride > 0 ? int32_max / slot_stride + 1 : 0;
+}
+
+std::vector<i64> place_pool_slots(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, i64 entries,
+                                  bool past_int32) {
   const i64 slots = entries + 1 + draw.extra_slots;
   const auto element = static_cast<i64>(size_of(spec.state_dtype));
   i64 stride = compact_slot_stride(spec) + (compact ? 0 : draw.stride_pad);
   i64 offset = draw.offset;
   if (aligned) stride = round_up(stride, 16), offset = round_up(offset * element, 32) / element;
-  spec.pool_slots = slots;
+  const i64 unused_below = past_int32 ? first_slot_past_int32(stride) : 0;
+  spec.pool_slots = unused_below + slots;
   spec.pool_slot_stride = stride;
   spec.pool_offset = offset;
-  return slot_order(slots, draw.permutation);
+  std::vector<i64> order = slot_order(slots, draw.permutation);
+  for (i64& slot : order) slot += unused_below;
+  return order;
 }
 
-void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact) {
+void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, bool past_int32) {
   const auto N = static_cast<i64>(spec.lengths.size());
-  const std::vector<i64> order = place_pool_slots(spec, draw, aligned, compact, N);
+  const std::vector<i64> order = place_pool_slots(spec, draw, aligned, compact, N, past_int32);
   spec.indices.assign(order.begin(), order.begin() + N);
   for (i64 row : draw.padding_rows)
     if (N > 0) spec.indices[static_cast<std::size_t>(row % N)] = -1;

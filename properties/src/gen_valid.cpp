@@ -3,6 +3,7 @@
 // rules that tie choices together (GVA heads, gate options, pool alignment, the work budget).
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "generators_internal.hpp"
 #include "list_helpers.hpp"
@@ -36,6 +37,7 @@ struct Draw {
   int data = 0;         // DataMix
   i64 long_length = 0;  // DataMix::long_memory: the one sequence's length (before the budget)
   std::uint64_t data_seed = 0;
+  i64 decode_edge = 0;  // 0: a decode batch of the drawn count; else an edge of GenLimits::decode_batch_edges
 };
 
 constexpr double kLowerBounds[] = {-5.0, -1.0};
@@ -47,6 +49,23 @@ constexpr InputLayout kOutputLayouts[] = {InputLayout::contiguous, InputLayout::
                                           InputLayout::padded_head_stride, InputLayout::permuted};
 
 int count(std::size_t n) { return static_cast<int>(n); }
+
+// Head counts in [1, max]: uniform up to 4 heads; over a wider range the octave [2^e, 2^(e+1)) is drawn
+// first, so that 1 head and 64 heads are both common. Shrinks towards 1.
+rc::Gen<i64> gen_heads(i64 max) {
+  if (max <= 4) return gen_uniform(1, max);
+  int octaves = 0;
+  while ((i64{2} << octaves) <= max) ++octaves;  // 2^octaves <= max < 2^(octaves+1)
+  return rc::gen::mapcat(gen_index(octaves + 1), [max](int e) {
+    const i64 lo = i64{1} << e;
+    return gen_uniform(lo, std::min(2 * lo - 1, max), 1);
+  });
+}
+
+// An index into dims drawn from `first` up, shrinking towards 0 (the smallest dim).
+rc::Gen<int> gen_dim(int first, std::size_t dims) {
+  return rc::gen::map(gen_uniform(first, count(dims) - 1, 0), [](i64 i) { return static_cast<int>(i); });
+}
 
 template <class T>
 const T& pick(const std::vector<T>& xs, int i) {
@@ -64,9 +83,9 @@ rc::Gen<Draw> gen_draw(const Allowed& a, const Needs& n) {
   return rc::gen::build<Draw>(
       set(&Draw::lengths, gen_lengths(a.limits)), set(&Draw::mode, gen_index(count(a.modes.size()))),
       set(&Draw::batched, gen_bool(15)), set(&Draw::gva_ratio, gen_index(count(a.gva_ratios.size()))),
-      set(&Draw::heads, gen_uniform(1, a.limits.max_heads)),
-      set(&Draw::key_dim, gen_index(count(a.key_dims.size()))),
-      set(&Draw::value_dim, gen_index(count(a.value_dims.size()))),
+      set(&Draw::heads, gen_heads(a.limits.max_heads)),
+      set(&Draw::key_dim, gen_dim(a.first_key_dim, a.key_dims.size())),
+      set(&Draw::value_dim, gen_dim(a.first_value_dim, a.value_dims.size())),
       set(&Draw::input_dtype, gen_index(count(a.input_dtypes.size()))),
       set(&Draw::output_dtype, gen_index(count(a.output_dtypes.size()))),
       set(&Draw::state_dtype, gen_index(std::max(count(a.state_dtypes.size()), 1))),
@@ -83,7 +102,8 @@ rc::Gen<Draw> gen_draw(const Allowed& a, const Needs& n) {
       set(&Draw::poison, gen_index(2)), set(&Draw::gates, gen_index(5)),
       set(&Draw::padding_pattern, rc::gen::map(gen_bool(25), [](bool plain) { return !plain; })),
       set(&Draw::data, gen_weighted_index(data_weights(n.adversarial))),
-      set(&Draw::long_length, gen_uniform(std::max<i64>(most / 2, 1), most)), set(&Draw::data_seed, gen_seed()));
+      set(&Draw::long_length, gen_uniform(std::max<i64>(most / 2, 1), most)), set(&Draw::data_seed, gen_seed()),
+      set(&Draw::decode_edge, gen_often_zero(50, 3 * std::max<i64>(1, static_cast<i64>(a.limits.decode_batch_edges.size())))));
 }
 
 // The work budget, in units of one state's elements (HV x K x V): a token costs 1 (the recurrence
@@ -111,6 +131,19 @@ bool long_memory(const Draw& d, const ProblemSpec& s, const Needs& n) {
          n.min_tokens <= 1;
 }
 
+// A decode batch at an edge of N x HV (GenLimits::decode_batch_edges) that the budget affords, or nullopt.
+// The draw picks the edge (among those affordable, smallest first) and the side: below, at or above.
+std::optional<i64> decode_batch_at_edge(const ProblemSpec& s, const Draw& d, const Allowed& a, i64 most) {
+  if (d.decode_edge == 0) return std::nullopt;
+  std::vector<i64> edges;
+  for (i64 e : a.limits.decode_batch_edges)
+    if (e / s.HV <= most) edges.push_back(e);
+  if (edges.empty()) return std::nullopt;
+  const i64 pick = d.decode_edge - 1, e = edges[static_cast<std::size_t>(pick / 3) % edges.size()];
+  const i64 side = pick % 3;
+  return std::clamp<i64>(side == 0 ? (e - 1) / s.HV : side == 1 ? e / s.HV : e / s.HV + 1, 1, most);
+}
+
 // Sequence lengths within the budget, then raised to what the needs ask for.
 void set_lengths(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
   const Budget b = budget_for(s, d, a, n);
@@ -127,7 +160,8 @@ void set_lengths(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n
                         !a.profile.enforces(Rule::verify_fixed_tokens);
     for (std::size_t i = 0; ragged && i < d.lengths.size() && i < s.lengths.size(); ++i) s.lengths[i] = d.lengths[i] % (L + 1);
   } else if (s.mode == Mode::decode) {
-    const i64 N = std::min({drawn, b.sequences, b.tokens, b.work / per_row});
+    const i64 most = std::min({b.sequences, b.tokens, b.work / per_row});
+    const i64 N = decode_batch_at_edge(s, d, a, most).value_or(std::min(drawn, most));
     s.lengths.assign(static_cast<std::size_t>(std::max({N, i64{n.min_sequences}, n.min_tokens, i64{1}})), 1);
   } else if (!s.varlen) {
     const i64 N = std::max({std::min({drawn, b.sequences, b.work / per_row}), i64{n.min_sequences}, i64{1}});
@@ -207,9 +241,11 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
 
   set_lengths(s, d, a, n);
   const bool aligned = a.profile.enforces(Rule::state_pool_alignment);
-  if (s.state == StateSource::pool) place_pool(s, d.pool, aligned, !a.strided);
+  const bool past_int32 = a.limits.pool_past_int32;
+  if (s.state == StateSource::pool) place_pool(s, d.pool, aligned, !a.strided, past_int32);
   if (verify)
-    place_verify(c, d.verify, d.pool, aligned, !a.strided, a.profile.enforces(Rule::scratch_indices_identity));
+    place_verify(c, d.verify, d.pool, aligned, !a.strided, a.profile.enforces(Rule::scratch_indices_identity),
+                 past_int32);
 
   c.layout = a.strided ? kInputLayouts[d.layout] : InputLayout::contiguous;
   c.output_layout = a.strided ? kOutputLayouts[d.output_layout] : InputLayout::contiguous;

@@ -48,7 +48,8 @@ rc::Gen<VerifyDraw> gen_verify_draw() {
 
 i64 verify_length(const VerifyDraw& draw) { return kVerifyLengths[draw.length]; }
 
-void place_verify(CaseSpec& c, const VerifyDraw& v, const PoolDraw& pool, bool aligned, bool compact, bool identity) {
+void place_verify(CaseSpec& c, const VerifyDraw& v, const PoolDraw& pool, bool aligned, bool compact, bool identity,
+                  bool past_int32) {
   ProblemSpec& s = c.problem;
   const auto N = static_cast<i64>(s.lengths.size());
   const i64 L = s.L;
@@ -58,7 +59,7 @@ void place_verify(CaseSpec& c, const VerifyDraw& v, const PoolDraw& pool, bool a
     s.accepted.push_back(accepted_count(v.accepted[static_cast<std::size_t>(n) % v.accepted.size()], L));
   s.accepted_dtype = v.accepted_i64 ? DType::i64 : DType::i32;
   const i64 entries = table ? N * L : N;
-  const std::vector<i64> order = place_pool_slots(s, pool, aligned, compact, entries);
+  const std::vector<i64> order = place_pool_slots(s, pool, aligned, compact, entries, past_int32);
   s.indices.assign(order.begin(), order.begin() + entries);
   for (i64 row : pool.padding_rows)  // a whole padding request
     for (i64 t = 0; t < (table ? L : 1); ++t) s.indices[static_cast<std::size_t>(row % N * (table ? L : 1) + t)] = -1;

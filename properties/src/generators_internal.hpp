@@ -46,6 +46,7 @@ struct Allowed {
   bool varlen = true;
   std::vector<DType> input_dtypes, output_dtypes, state_dtypes;
   std::vector<i64> key_dims, value_dims;
+  int first_key_dim = 0, first_value_dim = 0;  // draws start there (GenLimits::min_drawn_head_dim)
   std::vector<int> gva_ratios;  // HV / H, each <= max_heads
   std::vector<int> chunk_sizes;
   std::vector<StateLayout> layouts;
@@ -92,10 +93,15 @@ struct PoolDraw {
 rc::Gen<PoolDraw> gen_pool_draw();
 // Sets the spec's pool slots, slot stride, base offset and indices; `aligned` rounds the stride up to
 // a multiple of 16 elements and the base to a multiple of 32 bytes, `compact` keeps the stride compact.
-void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact);
+// `past_int32` (GenLimits::pool_past_int32) puts every slot the draw uses past element 2^31, above
+// unused slots (first_slot_past_int32).
+void place_pool(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, bool past_int32 = false);
 // The same geometry for `entries` live indices (a verify table has N x L); returns the slot order whose
 // first `entries` slots the indices take (the others are spare).
-std::vector<i64> place_pool_slots(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, i64 entries);
+std::vector<i64> place_pool_slots(ProblemSpec& spec, const PoolDraw& draw, bool aligned, bool compact, i64 entries,
+                                  bool past_int32 = false);
+// The first slot whose first element lies past INT32_MAX (slot x slot_stride > INT32_MAX).
+i64 first_slot_past_int32(i64 slot_stride);
 // A verify call's draws (gen_verify.cpp): L, the lengths' form, the accepted counts, the index table's
 // layout and padding entries, the scratch buffer's extra rows and steps and its row map.
 struct VerifyDraw {
@@ -113,7 +119,7 @@ i64 verify_length(const VerifyDraw& draw);  // L
 // Sets a verify spec's L, accepted counts, pool (slots, stride, offset, index table or indices) and
 // scratch buffer from the draws; the lengths are set already. `identity` forces an identity row map.
 void place_verify(CaseSpec& spec, const VerifyDraw& verify, const PoolDraw& pool, bool aligned, bool compact,
-                  bool identity);
+                  bool identity, bool past_int32 = false);
 
 // Changes K and V keeping the slot stride's padding; changes the state dtype keeping the base's
 // byte alignment (for breaks that rebuild a base with other dims or dtypes).

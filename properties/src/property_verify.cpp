@@ -22,10 +22,6 @@ using detail::lines;
 
 std::string str(i64 x) { return std::to_string(x); }
 
-// Elements [at * size, (at + 1) * size) of xs appended to into.
-void append(std::vector<double>& into, const std::vector<double>& xs, i64 at, i64 size) {
-  into.insert(into.end(), xs.begin() + at * size, xs.begin() + (at + 1) * size);
-}
 
 // The outputs of request n's tokens as decode steps, one token each, from its committed state (the
 // slot its accepted count or index names): each step's pool state carried into the next. A kernel
@@ -51,11 +47,48 @@ std::vector<ReferenceOutputs> decode_steps(Kernel& kernel, const Problem& base, 
   return steps;
 }
 
-// One kind of value (the states, or o) gathered over every compared (request, token).
+// rel_rms (metrics.hpp) summed item by item in the same order: a realistic verify call's states are
+// GiB as doubles, so they are compared as they come rather than gathered.
+struct RelRms {
+  double err = 0, norm = 0;
+  bool non_finite = false;
+  void add(const double* out, const double* ref, i64 n) {
+    for (i64 i = 0; i < n; ++i) {
+      if (!std::isfinite(out[i]) || !std::isfinite(ref[i])) non_finite = true;
+      err += (out[i] - ref[i]) * (out[i] - ref[i]);
+      norm += ref[i] * ref[i];
+    }
+  }
+  double value() const {
+    if (non_finite || (norm == 0 && err != 0)) return INFINITY;
+    return norm == 0 ? 0.0 : std::sqrt(err / norm);
+  }
+};
+
+// One kind of value (the states, or o) compared over every (request, token): verify against decode,
+// for the kernel and for its precision model, and the kernel's worst element.
 struct Gathered {
-  std::vector<double> verify, decode, model_verify, model_decode;
+  RelRms kernel, model;
+  double largest = -1, worst_verify = 0, worst_decode = 0;
+  i64 worst = -1;                       // item * size + element
   std::vector<std::pair<i64, i64>> at;  // (request, token) of each item
   i64 size = 0;                         // values per item
+
+  // Item (n, t): `size` values from item verify_at of verify / model_verify and decode_at of decode / model_decode.
+  void add(i64 n, i64 t, const std::vector<double>& verify, const std::vector<double>& model_verify, i64 verify_at,
+           const std::vector<double>& decode, const std::vector<double>& model_decode, i64 decode_at) {
+    const double* v = verify.data() + verify_at * size;
+    const double* d = decode.data() + decode_at * size;
+    for (i64 i = 0; i < size; ++i) {
+      const bool one_finite = std::isfinite(v[i]) != std::isfinite(d[i]);
+      const double diff = one_finite ? INFINITY : std::isfinite(v[i]) ? std::abs(v[i] - d[i]) : 0.0;
+      if (diff > largest)
+        largest = diff, worst = static_cast<i64>(at.size()) * size + i, worst_verify = v[i], worst_decode = d[i];
+    }
+    kernel.add(v, d, size);
+    model.add(model_verify.data() + verify_at * size, model_decode.data() + decode_at * size, size);
+    at.emplace_back(n, t);
+  }
 };
 
 // Fails when the kernel's verify and decode values disagree beyond the tolerance policy: alpha x the
@@ -63,15 +96,9 @@ struct Gathered {
 // (each decode step rounds the carried state to it; a verify call carries it unrounded).
 void require_commit_agreement(const CheckContext& context, const char* what, const Gathered& g, DType dtype,
                               DType state_dtype, const Problem& base) {
-  i64 worst = -1;
-  double largest = -1;
-  for (std::size_t i = 0; i < g.verify.size(); ++i) {
-    const double a = g.verify[i], b = g.decode[i];
-    const bool one_finite = std::isfinite(a) != std::isfinite(b);
-    const double d = one_finite ? INFINITY : std::isfinite(a) ? std::abs(a - b) : 0.0;
-    if (d > largest) largest = d, worst = static_cast<i64>(i);
-  }
-  const double error = rel_rms(g.verify, g.decode), model_error = rel_rms(g.model_verify, g.model_decode);
+  const double largest = g.largest;
+  const i64 worst = g.worst;
+  const double error = g.kernel.value(), model_error = g.model.value();
   const double bound = context.policy.bound(model_error, dtype) + unit_roundoff(state_dtype);
   if (largest != INFINITY && error <= bound) return;
   const auto [n, t] = g.at[static_cast<std::size_t>(worst / g.size)];
@@ -79,8 +106,7 @@ void require_commit_agreement(const CheckContext& context, const char* what, con
           str(n) + (largest == INFINITY ? " is NaN or Inf in one run only" : " differs by rel-RMS " + format_value(error)) +
           " between the verify call and " + str(t + 1) + " decode step(s) from the committed state (bound " +
           format_value(bound) + ", model " + format_value(model_error) + "); worst element " + str(worst % g.size) +
-          ": verify " + format_value(g.verify[static_cast<std::size_t>(worst)]) + ", decode " +
-          format_value(g.decode[static_cast<std::size_t>(worst)]) + "\n  problem: " + base.describe());
+          ": verify " + format_value(g.worst_verify) + ", decode " + format_value(g.worst_decode) + "\n  problem: " + base.describe());
 }
 
 // Every pool slot no live request starts from refilled with finite seeded values (the case has poison there).
@@ -125,14 +151,9 @@ void check_verify_commit(CheckContext& context) {
       const i64 token = base.row(n) * base.T + base.first(n) + t;
       const auto& step = decoded[static_cast<std::size_t>(t)];
       const auto& model_step = model_decoded[static_cast<std::size_t>(t)];
-      append(o.verify, got.o, token, per_o), append(o.decode, step.o, 0, per_o);
-      append(o.model_verify, model.o, token, per_o), append(o.model_decode, model_step.o, 0, per_o);
-      o.at.emplace_back(n, t);
+      o.add(n, t, got.o, model.o, token, step.o, model_step.o, 0);
       if (base.token_slot(n, t) < 0) continue;  // a -1 entry: that state is not stored
-      append(states.verify, got.token_states, token, per_state), append(states.decode, step.final_state, 0, per_state);
-      append(states.model_verify, model.token_states, token, per_state);
-      append(states.model_decode, model_step.final_state, 0, per_state);
-      states.at.emplace_back(n, t);
+      states.add(n, t, got.token_states, model.token_states, token, step.final_state, model_step.final_state, 0);
     }
   }
   RC_PRE(!o.at.empty());

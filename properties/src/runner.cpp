@@ -197,7 +197,7 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
 
 constexpr int kNameWidth = 24;  // the longest property name and two spaces
 
-void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel) {
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel, Scale scale) {
   os << std::left << std::setw(kNameWidth) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
      << std::setw(8) << "failed" << std::setw(10) << "seconds" << '\n';
   for (const auto& r : reports) {
@@ -213,7 +213,8 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports,
     if (!r.failure.empty()) {
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';
       if (!r.replay.empty())
-        os << "replay: kda-oracle check --kernel " << shell_quote(kernel) << " --properties " << r.property
+        os << "replay: kda-oracle check --kernel " << shell_quote(kernel)
+           << (scale == Scale::small ? "" : " --scale " + std::string(name_of(scale))) << " --properties " << r.property
            << " --replay " << shell_quote(r.replay) << '\n';
     }
     for (const auto& c : r.missing_categories)

@@ -1,10 +1,13 @@
-// Snapshot: byte copies of a problem's buffers, the writable region as a byte mask, and the changed
+// Snapshot: block copies of a problem's buffers (a block repeating one pattern held as the pattern), the
+// writable region as byte ranges, and the changed
 // bytes outside it, each attributed to what it belongs to (elements, a pool slot, a gap, a band).
 // Rejected calls are snapshotted too, so nothing here may trust the problem: every read is bounds
 // checked and a view with more elements than its buffer has bytes is never walked.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -108,8 +111,49 @@ void fill(std::vector<T>& bytes, std::int64_t first, std::int64_t count, T value
   std::fill(bytes.begin() + lo, bytes.begin() + hi, value);
 }
 
-void mark(std::vector<std::uint8_t>& mask, const View& v) {
-  for_each_element_run(v, [&](std::int64_t first, std::int64_t count) { fill<std::uint8_t>(mask, first, count, 1); });
+using ByteRanges = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+// Adds v's element bytes to the ranges (unsorted until normalize).
+void mark(ByteRanges& ranges, const View& v) {
+  for_each_element_run(v, [&](std::int64_t first, std::int64_t count) {
+    if (!ranges.empty() && ranges.back().second == first)
+      ranges.back().second += count;
+    else
+      ranges.emplace_back(first, first + count);
+  });
+}
+
+// Sorted, merged, clipped to [0, size).
+void normalize(ByteRanges& ranges, std::int64_t size) {
+  for (auto& [b, e] : ranges) b = std::clamp<std::int64_t>(b, 0, size), e = std::clamp<std::int64_t>(e, b, size);
+  std::sort(ranges.begin(), ranges.end());
+  ByteRanges merged;
+  for (const auto& r : ranges) {
+    if (r.first == r.second) continue;
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  }
+  ranges = std::move(merged);
+}
+
+// Whether every payload byte of [begin, end) lies in the ranges (end > begin).
+bool covered(const ByteRanges& ranges, std::int64_t begin, std::int64_t end) {
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), std::pair{begin, std::numeric_limits<std::int64_t>::max()});
+  return it != ranges.begin() && std::prev(it)->second >= end;
+}
+
+// Snapshot blocks: large enough that the per-block bookkeeping is negligible, small enough that the
+// poisoned gaps between live data are held as patterns.
+constexpr std::int64_t kSnapBlock = 1 << 14;
+static_assert(kGuard % 64 == 0 && kSnapBlock % 64 == 0);
+
+// Whether `n` bytes at p repeat their first 8 bytes (n > 8); the pattern in *pattern.
+bool repeats(const std::byte* p, std::int64_t n, std::uint64_t* pattern) {
+  if (n < 16) return false;
+  std::memcpy(pattern, p, 8);
+  return std::memcmp(p, p + 8, static_cast<std::size_t>(n - 8)) == 0;
 }
 
 // The tokens [begin, end) of batch row `row` that sequence n covers; nullopt where cu_seqlens is unreadable.
@@ -131,9 +175,29 @@ Snapshot::Snapshot(const Problem& p) {
   const auto buffers = distinct_buffers(p);
   for (GuardedBuffer* b : buffers) {
     const std::byte* first = b->band_before();
-    copies_.push_back({b->name(), {first, first + b->size() + 2 * kGuard}, std::vector<std::uint8_t>(b->size(), 0)});
+    Copy c;
+    c.name = b->name();
+    c.payload = static_cast<std::int64_t>(b->size()), c.total = c.payload + 2 * kGuard;
+    for (std::int64_t at = 0; at < c.total; at += kSnapBlock) {
+      const std::int64_t n = std::min(kSnapBlock, c.total - at);
+      std::uint64_t pattern = 0;
+      if (repeats(first + at, n, &pattern)) {
+        c.stored_at.push_back(-1), c.pattern.push_back(pattern);
+      } else {
+        c.stored_at.push_back(static_cast<std::int64_t>(c.stored.size())), c.pattern.push_back(0);
+        c.stored.insert(c.stored.end(), first + at, first + at + n);
+      }
+    }
+    copies_.push_back(std::move(c));
   }
-  auto mask_of = [&](const Tensor& t) -> std::vector<std::uint8_t>& {
+  // Built as ranges in any order, normalized once every mark is in.
+  struct Normalize {
+    std::vector<Copy>& copies;
+    ~Normalize() {
+      for (Copy& c : copies) normalize(c.writable, c.payload);
+    }
+  } normalize_at_exit{copies_};
+  auto mask_of = [&](const Tensor& t) -> ByteRanges& {
     const auto at = std::find(buffers.begin(), buffers.end(), t.buffer.get()) - buffers.begin();
     return copies_[static_cast<std::size_t>(at)].writable;
   };
@@ -166,7 +230,7 @@ constexpr std::int64_t kCommitted = -2;
 // A verify call, read defensively (it may be rejected): the pool slots each request's table entries name
 // at its tokens, or its scratch row's steps; nothing of a padding request (initial slot -1) or one whose
 // entries cannot be read. The scratch form's pool is read only: its named slots are labelled, not marked.
-void Snapshot::mark_verify(const Problem& p, std::vector<std::uint8_t>& pool_mask, std::vector<std::uint8_t>* scratch_mask) {
+void Snapshot::mark_verify(const Problem& p, ByteRanges& pool_mask, ByteRanges* scratch_mask) {
   const std::int64_t slots = static_cast<std::int64_t>(slot_sequence_.size());
   slot_token_.assign(slot_sequence_.size(), -1);
   const bool table = p.num_accepted.has_value();
@@ -200,15 +264,26 @@ void Snapshot::mark_verify(const Problem& p, std::vector<std::uint8_t>& pool_mas
 
 namespace {
 
-// What each payload byte of one buffer belongs to, as an index into labels (-1: no tensor view).
+// What each payload byte of a window [begin, begin + of_byte.size()) of one buffer belongs to, as an
+// index into labels (-1: no tensor view). A large buffer (a stress pool of GiB) is named window by
+// window, never with a map of its whole payload.
 struct Owners {
+  std::int64_t begin = 0;
   std::vector<std::int32_t> of_byte;
   std::vector<std::string> labels;
+  std::int64_t end() const { return begin + static_cast<std::int64_t>(of_byte.size()); }
   std::int32_t add(std::string label) {
     labels.push_back(std::move(label));
     return static_cast<std::int32_t>(labels.size() - 1);
   }
+  // Payload bytes [first, first + count) clipped to the window.
+  void fill_bytes(std::int64_t first, std::int64_t count, std::int32_t label) { fill(of_byte, first - begin, count, label); }
+  std::string label_of(std::int64_t byte) const {
+    const std::int32_t o = of_byte[static_cast<std::size_t>(byte - begin)];
+    return o >= 0 ? labels[static_cast<std::size_t>(o)] : "no tensor view";
+  }
 };
+constexpr std::int64_t kOwnerWindow = std::int64_t{64} << 20;  // bytes
 
 std::string quoted(const Named& t) { return std::string(t.input ? "input '" : "'") + std::string(t.name) + "'"; }
 
@@ -222,9 +297,8 @@ void label_gaps(Owners& owners, const Named& t, bool pool) {
   const std::int32_t gap = owners.add(walkable(*t.tensor)
                                           ? "a gap between elements of " + quoted(t)
                                           : "the extent of " + quoted(t) + " (more elements than its buffer has bytes)");
-  const auto size = static_cast<std::int64_t>(owners.of_byte.size());
-  for (std::int64_t b = std::max<std::int64_t>(extent->begin, 0); b < std::min(extent->end, size); ++b) {
-    auto& owner = owners.of_byte[static_cast<std::size_t>(b)];
+  for (std::int64_t b = std::max(extent->begin, owners.begin); b < std::min(extent->end, owners.end()); ++b) {
+    auto& owner = owners.of_byte[static_cast<std::size_t>(b - owners.begin)];
     if (owner != -1) continue;
     owner = gap;
     if (slot_bytes <= 0) continue;
@@ -251,12 +325,12 @@ std::string slot_label(std::int64_t slot, std::int64_t sequence, std::int64_t to
 // count nobody checked).
 void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_t>& slot_sequence,
                  const std::vector<std::int64_t>& slot_token, bool padding_rows) {
-  const std::int64_t slots = pool.size(0), size = static_cast<std::int64_t>(owners.of_byte.size());
+  const std::int64_t slots = pool.size(0);
   const std::int64_t slot_bytes = pool.stride(0) * static_cast<std::int64_t>(size_of(pool.dtype));
   if (slot_bytes > 0) {
     std::map<std::int64_t, std::int32_t> before;  // slot -k -> its label
-    for (std::int64_t b = 0; b < std::min(pool.byte_offset(), size); ++b) {
-      auto& owner = owners.of_byte[static_cast<std::size_t>(b)];
+    for (std::int64_t b = owners.begin; b < std::min(pool.byte_offset(), owners.end()); ++b) {
+      auto& owner = owners.of_byte[static_cast<std::size_t>(b - owners.begin)];
       if (owner != -1) continue;
       const std::int64_t slot = -((pool.byte_offset() - b - 1) / slot_bytes + 1);
       auto [it, fresh] = before.try_emplace(slot, 0);
@@ -266,13 +340,19 @@ void label_slots(Owners& owners, const View& pool, const std::vector<std::int64_
       owner = it->second;
     }
   }
-  for (std::int64_t s = 0; s < slots; ++s) {
+  // Only the slots that reach into the window (with a positive slot stride; else every slot).
+  std::int64_t lo = 0, hi = slots;
+  if (slot_bytes > 0) {
+    lo = std::clamp<std::int64_t>((owners.begin - pool.byte_offset()) / slot_bytes - 1, 0, slots);
+    hi = std::clamp<std::int64_t>((owners.end() - pool.byte_offset()) / slot_bytes + 2, lo, slots);
+  }
+  for (std::int64_t s = lo; s < hi; ++s) {
     const auto i = static_cast<std::size_t>(s);
     const std::int32_t label = owners.add(slot_label(s, i < slot_sequence.size() ? slot_sequence[i] : -1,
                                                      i < slot_token.size() ? slot_token[i] : -1,
                                                      padding_rows && s == slots - 1));
     for_each_element_run(slice(pool, 0, s, s + 1),
-                         [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
+                         [&](std::int64_t first, std::int64_t count) { owners.fill_bytes(first, count, label); });
   }
 }
 
@@ -282,29 +362,32 @@ void label_scratch(Owners& owners, const View& scratch) {
     for (std::int64_t step = 0; step < scratch.size(1); ++step) {
       const std::int32_t label = owners.add("scratch_states[" + std::to_string(r) + ", " + std::to_string(step) + "]");
       for_each_element_run(slice(slice(scratch, 0, r, r + 1), 1, step, step + 1),
-                           [&](std::int64_t first, std::int64_t count) { fill(owners.of_byte, first, count, label); });
+                           [&](std::int64_t first, std::int64_t count) { owners.fill_bytes(first, count, label); });
     }
 }
 
-void label_elements(Owners& owners, const Named& t, const std::vector<std::uint8_t>& writable) {
+void label_elements(Owners& owners, const Named& t, const ByteRanges& writable) {
   if (t.name == "scratch_states" && t.tensor->view.rank() == 5) return label_scratch(owners, t.tensor->view);
   const std::int32_t element = owners.add("elements of " + quoted(t));
-  for_each_element_run(t.tensor->view, [&](std::int64_t first, std::int64_t count) {
-    fill(owners.of_byte, first, count, element);
-  });
+  for_each_element_run(t.tensor->view,
+                       [&](std::int64_t first, std::int64_t count) { owners.fill_bytes(first, count, element); });
   if (t.name != "o") return;
   // o's elements outside the writable region are those at tokens of no sequence.
   const std::int32_t stray = owners.add("elements of 'o' at tokens outside every sequence");
-  for (std::size_t b = 0; b < owners.of_byte.size(); ++b)
-    if (owners.of_byte[b] == element && !writable[b]) owners.of_byte[b] = stray;
+  for (std::size_t b = 0; b < owners.of_byte.size(); ++b) {
+    const std::int64_t byte = owners.begin + static_cast<std::int64_t>(b);
+    if (owners.of_byte[b] == element && !covered(writable, byte, byte + 1)) owners.of_byte[b] = stray;
+  }
 }
 
-// What each payload byte of `buffer` belongs to: first the gaps inside each view's extent, then the
-// elements (an output aliasing an input claims the shared bytes: outputs come last).
-Owners owners_of(const Problem& p, const GuardedBuffer* buffer, const std::vector<std::uint8_t>& writable,
+// What each payload byte of `buffer` in the window holding `byte` belongs to: first the gaps inside each
+// view's extent, then the elements (an output aliasing an input claims the shared bytes: outputs come last).
+Owners owners_of(const Problem& p, const GuardedBuffer* buffer, const ByteRanges& writable,
                  const std::vector<std::int64_t>& slot_sequence, const std::vector<std::int64_t>& slot_token,
-                 bool padding_rows) {
-  Owners owners{std::vector<std::int32_t>(buffer->size(), -1), {}};
+                 bool padding_rows, std::int64_t byte) {
+  const auto size = static_cast<std::int64_t>(buffer->size());
+  const std::int64_t begin = size <= kOwnerWindow ? 0 : byte / kOwnerWindow * kOwnerWindow;
+  Owners owners{begin, std::vector<std::int32_t>(static_cast<std::size_t>(std::min(size - begin, kOwnerWindow)), -1), {}};
   std::vector<Named> on_buffer;
   for (const Named& t : named_tensors(p))
     if (t.tensor->buffer.get() == buffer) on_buffer.push_back(t);
@@ -330,44 +413,50 @@ std::vector<ByteChange> Snapshot::changes(const Problem& after, bool outside_wri
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     const Copy& before = copies_[i];
     GuardedBuffer& buffer = *buffers[i];
-    if (buffer.name() != before.name || buffer.size() != before.writable.size())
+    if (buffer.name() != before.name || static_cast<std::int64_t>(buffer.size()) != before.payload)
       throw std::invalid_argument("Snapshot: buffer '" + buffer.name() + "' does not match the snapshot's '" +
                                   before.name + "'");
     const std::byte* now = buffer.band_before();
-    if (std::memcmp(now, before.bytes.data(), before.bytes.size()) == 0) continue;
-
-    const auto size = static_cast<std::int64_t>(buffer.size()), total = static_cast<std::int64_t>(before.bytes.size());
-    std::optional<Owners> owners;  // built at the first changed payload byte that needs a name
-    std::map<std::int64_t, ByteChange> groups;  // by owner: -3 band after, -2 band before, -1 no view
-    constexpr std::int64_t kBlock = 64;
-    static_assert(kGuard % kBlock == 0);
-    for (std::int64_t block = 0; block < total; block += kBlock) {
-      const std::int64_t end = std::min(block + kBlock, total);
-      if (std::memcmp(now + block, before.bytes.data() + block, static_cast<std::size_t>(end - block)) == 0) continue;
-      // Blocks align with the payload (kGuard is a multiple of kBlock): skip a block that is all writable.
-      if (outside_writable_only && block >= kGuard && end - kGuard <= size &&
-          !std::memchr(before.writable.data() + (block - kGuard), 0, static_cast<std::size_t>(end - block)))
-        continue;
-      for (std::int64_t at = block; at < end; ++at) {
-        if (now[at] == before.bytes[static_cast<std::size_t>(at)]) continue;
-        const std::int64_t offset = at - kGuard;
-        const bool payload = offset >= 0 && offset < size;
-        if (payload && outside_writable_only && before.writable[static_cast<std::size_t>(offset)]) continue;
-        std::int64_t owner = offset < 0 ? -2 : -3;
-        if (payload) {
-          if (!owners) owners = owners_of(after, &buffer, before.writable, slot_sequence_, slot_token_, has_padding_rows_);
-          owner = owners->of_byte[static_cast<std::size_t>(offset)];
+    const std::int64_t size = before.payload, total = before.total;
+    std::optional<Owners> owners;  // built at the first changed payload byte that needs a name, per window
+    std::map<std::string, ByteChange> groups;  // by what the bytes belong to
+    std::vector<std::byte> was(static_cast<std::size_t>(kSnapBlock));  // a pattern block, spelled out
+    for (std::size_t k = 0; k < before.stored_at.size(); ++k) {
+      const std::int64_t start = static_cast<std::int64_t>(k) * kSnapBlock, n = std::min(kSnapBlock, total - start);
+      const std::byte* old = was.data();
+      if (before.stored_at[k] < 0) {
+        std::uint64_t pattern = 0;
+        if (repeats(now + start, n, &pattern) && pattern == before.pattern[k]) continue;
+        for (std::int64_t at = 0; at < n; at += 8)
+          std::memcpy(was.data() + at, &before.pattern[k], static_cast<std::size_t>(std::min<std::int64_t>(8, n - at)));
+      } else {
+        old = before.stored.data() + before.stored_at[k];
+        if (std::memcmp(now + start, old, static_cast<std::size_t>(n)) == 0) continue;
+      }
+      constexpr std::int64_t kBlock = 64;
+      for (std::int64_t block = start; block < start + n; block += kBlock) {
+        const std::int64_t end = std::min(block + kBlock, start + n);
+        if (std::memcmp(now + block, old + (block - start), static_cast<std::size_t>(end - block)) == 0) continue;
+        // Blocks align with the payload (kGuard is a multiple of kBlock): skip a block that is all writable.
+        if (outside_writable_only && block >= kGuard && end - kGuard <= size &&
+            covered(before.writable, block - kGuard, end - kGuard))
+          continue;
+        for (std::int64_t at = block; at < end; ++at) {
+          if (now[at] == old[at - start]) continue;
+          const std::int64_t offset = at - kGuard;
+          const bool payload = offset >= 0 && offset < size;
+          if (payload && outside_writable_only && covered(before.writable, offset, offset + 1)) continue;
+          std::string where = offset < 0 ? "the guard band before the payload" : "the guard band after the payload";
+          if (payload) {
+            if (!owners || offset < owners->begin || offset >= owners->end())
+              owners = owners_of(after, &buffer, before.writable, slot_sequence_, slot_token_, has_padding_rows_, offset);
+            where = owners->label_of(offset);
+          }
+          auto [group, fresh] = groups.try_emplace(where);
+          if (fresh) group->second.buffer = before.name, group->second.first_byte = offset, group->second.where = where;
+          group->second.last_byte = offset;
+          ++group->second.bytes;
         }
-        auto [group, fresh] = groups.try_emplace(owner);
-        if (fresh) {
-          group->second.buffer = before.name, group->second.first_byte = offset;
-          group->second.where = owner >= 0    ? owners->labels[static_cast<std::size_t>(owner)]
-                                : owner == -1 ? "no tensor view"
-                                : owner == -2 ? "the guard band before the payload"
-                                              : "the guard band after the payload";
-        }
-        group->second.last_byte = offset;
-        ++group->second.bytes;
       }
     }
     std::vector<ByteChange> found;

@@ -105,6 +105,14 @@ TEST(Suites, StandardCoversTheCatalogueDimensions) {
       {"padded head strides", [](P, C c) { return c.layout == props::InputLayout::padded_head_stride; }},
       {"fused qkv", [](P, C c) { return c.layout == props::InputLayout::fused_qkv; }},
       {"permuted", [](P, C c) { return c.layout == props::InputLayout::permuted; }},
+      // realistic scale (kda-oracle check --scale realistic draws these shapes)
+      {"32 value heads, K = V = 128", [](P p, C) { return p.HV >= 32 && p.K == 128 && p.V == 128; }},
+      {"GVA ratio 8", [](P p, C) { return p.HV == 8 * p.H; }},
+      {"a thousand-token sequence in a packing", [](P p, C) { return p.lengths.size() > 2 && *std::max_element(p.lengths.begin(), p.lengths.end()) >= 1000; }},
+      {"decode batch with N x HV past 128",
+       [](P p, C) { return p.mode == Mode::decode && static_cast<std::int64_t>(p.lengths.size()) * p.HV > 128; }},
+      {"decode batch with N x HV = 128", [](P p, C) { return p.mode == Mode::decode && static_cast<std::int64_t>(p.lengths.size()) * p.HV == 128; }},
+      {"K = 256", [](P p, C) { return p.K == 256; }},
   };
   for (const auto& [what, has] : dimensions) EXPECT_TRUE(some(s, has)) << "the standard suite lacks " << what;
 }

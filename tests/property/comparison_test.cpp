@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 
+#include "kda/properties/case_spec.hpp"
 #include "kda/properties/comparison.hpp"
 #include "kda/problem_factory.hpp"
 #include "kda/reference_kernel.hpp"
@@ -361,6 +363,32 @@ TEST(Snapshot, ChangesAnywhereCatchesWritesInsideTheWritableRegion) {
   flip(run.problem.o.buffer->data() + 10);
   EXPECT_TRUE(after_run.changed_outside_writable(run.problem).empty());
   expect_one_change(after_run.changed_anywhere(run.problem), "o", 10, "elements of 'o'");
+}
+
+// The snapshot holds a block that repeats one pattern (poison) as the pattern alone: a byte changed
+// inside a long poisoned gap, and a stretch rewritten with another repeated value, are still found.
+TEST(Snapshot, ChangesInsideLongPoisonRunsAreFound) {
+  CaseSpec spec;
+  spec.problem.lengths = {3, 2};
+  spec.problem.K = spec.problem.V = 16;
+  spec.problem.state = StateSource::pool;
+  spec.problem.indices = {1, 3};
+  spec.problem.pool_slots = 4;
+  spec.problem.pool_slot_stride = 16 * 16 + 20000;  // 80 KB of poison after each slot
+  Problem p = build_case(spec);
+  const Snapshot before(p);
+  std::byte* pool = p.state_pool->buffer->data();
+  flip(pool + 40000);
+  expect_one_change(before.changed_outside_writable(p), "state_pool", 40000,
+                    "the padding between pool slots after slot 0");
+  flip(pool + 40000);
+  EXPECT_TRUE(before.changed_anywhere(p).empty());
+  std::memset(pool + 20000, 0x11, 50000);  // no byte of NaN's pattern is 0x11
+  const auto changes = before.changed_outside_writable(p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes.front().first_byte, 20000);
+  EXPECT_EQ(changes.front().last_byte, 69999);
+  EXPECT_EQ(changes.front().bytes, 50000);
 }
 
 TEST(Snapshot, RejectedCallWritesNothing) {

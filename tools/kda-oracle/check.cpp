@@ -18,6 +18,7 @@ namespace kda::cli {
 namespace {
 struct CheckArgs {
   std::string kernel = "ref-fp32";
+  std::string scale = "small";  // props::Scale: the generator limits (props::limits_for)
   std::vector<std::string> properties;
   props::RunOptions run;
   bool coverage = false;
@@ -59,6 +60,12 @@ Command add_check(CLI::App& app) {
   sub->add_option("--max-size", args->run.max_size, "rapidcheck size ceiling, 0..100")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  sub->add_option("--scale", args->scale,
+                  "case sizes: small (quick, every contract edge), realistic (model shapes: head dims 64-256, up to 64 "
+                  "heads, 16k tokens, 256 sequences, decode batches at N*HV = 128, 256, ...) or stress (realistic plus "
+                  "pools addressed past element 2^31: several GiB a case)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"small", "realistic", "stress"}));
   sub->add_option("--replay", args->run.replay, "replay one shrunk failure: the string a failure printed");
   sub->add_flag("--coverage", args->coverage, "print the distribution of case categories");
   sub->add_option("--save-failures", args->save_failures, "folder for failing cases as HDF5 files ('' to skip)")
@@ -82,7 +89,8 @@ Command add_check(CLI::App& app) {
             props::validate(args->run);  // before a kernel starts (an exec adapter's process, a device)
             registry::KernelUnderTest kut = registry::make_kernel(
                 args->kernel, {std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout * 1000))});
-            props::CheckContext context{*kut.kernel, *kut.model};
+            const props::Scale scale = props::parse_scale(args->scale);
+            props::CheckContext context{*kut.kernel, *kut.model, props::limits_for(scale)};
             args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
               // A plain pointer: the callback is a member of *args (a copy of the shared_ptr was a cycle, leaked).
@@ -91,12 +99,13 @@ Command add_check(CLI::App& app) {
               };
             std::cout << "kda-oracle check --kernel " << props::shell_quote(args->kernel) << " --seed " << seed
                       << " --cases " << args->run.cases;
+            if (scale != props::Scale::small) std::cout << " --scale " << args->scale;
             if (shard)
               std::cout << " --shard " << shard->index << '/' << shard->count << " (shard seed " << args->run.seed
                         << ')';
             std::cout << " (precision model " << kut.model->name() << ")\n";
             const auto reports = props::run_properties(context, args->run);
-            props::print_reports(std::cout, reports, args->kernel);
+            props::print_reports(std::cout, reports, args->kernel, scale);
             if (args->coverage) props::print_coverage(std::cout, reports);
             bool ok = true;  // skipped properties are not failures
             for (const auto& r : reports) ok &= r.ok();

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kda/problem.hpp"
@@ -107,7 +108,7 @@ struct ByteChange {
   std::string describe() const;
 };
 
-// A byte-exact copy of every buffer a problem touches, guard bands included, and the region the call
+// A byte-exact record of every buffer a problem touches, guard bands included, and the region the call
 // may write: o's elements at tokens of some sequence, final_state's, chunk_states' and token_states'
 // elements, and the elements of pool slots an active (non -1) index names. A verify call may write o and,
 // for each request that is no padding request, the pool slots its table entries name at its tokens
@@ -129,17 +130,24 @@ class Snapshot {
   std::vector<std::string> changes_anywhere(const Problem& after) const;
 
  private:
+  using ByteRanges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // [begin, end) payload bytes
+  // A buffer's bytes (guard band before, payload, guard band after) by blocks: a block that repeats one
+  // 8-byte pattern (the poison of outputs, gaps and unused pool slots) is held as that pattern alone, so
+  // a multi-GiB pool of poisoned slots costs a few bytes per block, not a second copy.
   struct Copy {
     std::string name;
-    std::vector<std::byte> bytes;         // guard band before, payload, guard band after
-    std::vector<std::uint8_t> writable;   // one flag per payload byte
+    std::int64_t total = 0, payload = 0;  // bytes with and without the guard bands
+    std::vector<std::byte> stored;        // the blocks that repeat no pattern, in order
+    std::vector<std::int64_t> stored_at;  // per block: its offset in `stored`, or -1 for a pattern
+    std::vector<std::uint64_t> pattern;   // per block: the 8 bytes it repeats (stored_at -1)
+    ByteRanges writable;                  // sorted, disjoint
   };
   std::vector<ByteChange> changes(const Problem& after, bool outside_writable_only) const;
 
   std::vector<Copy> copies_;                 // the distinct buffers, in the order the tensors name them
   std::vector<std::int64_t> slot_sequence_;  // pool slot -> the sequence whose active index names it, or -1
   std::vector<std::int64_t> slot_token_;     // verify, table form: pool slot -> the token whose state it takes
-  void mark_verify(const Problem& problem, std::vector<std::uint8_t>& pool_mask, std::vector<std::uint8_t>* scratch_mask);
+  void mark_verify(const Problem& problem, ByteRanges& pool_mask, ByteRanges* scratch_mask);
   bool has_padding_rows_ = false;            // some index is -1 (pool[-1] is where a careless wrapper lands)
 };
 

@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include <iosfwd>
+#include <string_view>
 #include <vector>
 
 #include "kda/kernel.hpp"
@@ -14,11 +15,25 @@
 namespace kda::props {
 
 // Limits of what a generator may draw; `size` (rapidcheck's 0..100) scales lengths within them.
+// limits_for(Scale) below gives the limits of each `kda-oracle check --scale`.
 struct GenLimits {
   int max_sequences = 64;
   std::int64_t max_tokens = 600;           // all sequences together
   std::vector<std::int64_t> head_dims{16, 32, 60, 64, 100, 128};  // K and V, ascending (shrinks to the first)
+  // Head dims are drawn from this one up; shrinking still reaches the smaller ones of head_dims, so a
+  // failure at realistic head dims shrinks to a small case.
+  std::int64_t min_drawn_head_dim = 0;
   int max_heads = 4;                       // H and HV
+  std::vector<int> gva_ratios{1, 2, 4};    // HV / H (those up to max_heads), shrinks to the first
+  // Decode calls: in half of them the batch is sized so that N x HV lies just below, at or just above
+  // one of these (N = (e-1)/HV, e/HV or e/HV + 1; with HV = 1 exactly e-1, e, e+1), where kernels switch
+  // launch routes; only edges the other limits afford (N above max_sequences or the work budget is
+  // clamped to it). Empty: no such batches.
+  std::vector<std::int64_t> decode_batch_edges{};
+  // Pools whose named slots all lie past element 2^31 (slot x slot stride overflows int32 index math;
+  // the contract takes a pool's slot stride as 64-bit, so every profile accepts them). The slots below
+  // hold poison and no draw of data: building such a case costs a few GiB, not billions of draws.
+  bool pool_past_int32 = false;
   // Bounds a case's cost (building it and running the fp64 reference), in elements of HV x K x V
   // states: a token counts once, each state tensor (initial, pool slot, final, chunk or token state)
   // eight times. Larger heads get fewer tokens and sequences: K = V = 64, HV = 2 affords 128 tokens
@@ -26,6 +41,16 @@ struct GenLimits {
   // 16 tokens, or two state tensors. Raise it for slower, larger cases.
   std::int64_t max_work = std::int64_t{1} << 20;
 };
+
+// How large `kda-oracle check` draws its cases:
+//   small      GenLimits{}: quick cases that reach every edge of the contract (the default);
+//   realistic  model shapes: head dims 64/128/256, H and HV up to 64 (GVA ratios up to 8), up to 16k
+//              tokens and 256 sequences, decode batches with N x HV at 127/128/129, 255/256/257, ...;
+//   stress     realistic plus pools addressed past element 2^31 (pool_past_int32).
+enum class Scale : std::uint8_t { small, realistic, stress };
+std::string_view name_of(Scale scale);
+Scale parse_scale(std::string_view name);  // "small", "realistic", "stress"; std::invalid_argument otherwise
+GenLimits limits_for(Scale scale);
 
 // Varlen packings: 1..max_sequences lengths, drawn so that 0, 1, 15, 16, 17, 63, 64, 65 and long
 // tails (up to max_tokens) all appear; few sequences are likelier than many, and size scales both

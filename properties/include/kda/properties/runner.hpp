@@ -64,8 +64,10 @@ void validate(const RunOptions& options);
 std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptions& options);
 
 // property | cases | passed | failed | seconds ("skipped: <why>" instead for a skipped one), then each failure with the command that replays
-// exactly its shrunk case (`kernel` is the --kernel argument that names the kernel under test).
-void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel = "NAME");
+// exactly its shrunk case (`kernel` is the --kernel argument that names the kernel under test; `scale` the
+// scale whose limits drew the cases, named in the command unless small).
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel = "NAME",
+                   Scale scale = Scale::small);
 void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
 
 }  // namespace kda::props
