@@ -474,12 +474,12 @@ std::vector<std::string> Snapshot::non_finite_writable(const Problem& after) con
     const View& v = t.tensor->view;
     const auto at = std::find(buffers.begin(), buffers.end(), t.tensor->buffer.get()) - buffers.begin();
     if (t.input || !is_float(v.dtype) || !walkable(*t.tensor) || static_cast<std::size_t>(at) >= copies_.size()) continue;
-    const auto& writable = copies_[static_cast<std::size_t>(at)].writable;
-    const auto es = static_cast<std::int64_t>(size_of(v.dtype)), size = static_cast<std::int64_t>(writable.size());
+    const Copy& copy = copies_[static_cast<std::size_t>(at)];
+    const auto es = static_cast<std::int64_t>(size_of(v.dtype)), size = copy.payload;
     std::int64_t count = 0, first = -1;
     for_each_element_run(v, [&](std::int64_t byte, std::int64_t bytes) {
       for (std::int64_t b = byte; b < byte + bytes; b += es) {
-        if (b < 0 || b + es > size || !writable[static_cast<std::size_t>(b)]) continue;
+        if (b < 0 || b + es > size || !covered(copy.writable, b, b + es)) continue;
         if (std::isfinite(load_element(t.tensor->buffer->data(), v.dtype, b / es))) continue;
         if (count++ == 0) first = b;
       }
