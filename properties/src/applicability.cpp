@@ -35,6 +35,8 @@ std::string inapplicable(const KernelNeeds& needs, const Kernel& kernel, const G
   if (needs.sequences > 1 && lacks([&](detail::Needs& n) { n.min_sequences = needs.sequences; }))
     return "a call holds at most " + std::to_string(limits.max_sequences) + " sequence(s) here, the property needs " +
            std::to_string(needs.sequences);
+  if (needs.metadata && !detail::metadata_call(allowed, needs.sequences))
+    return "the kernel takes neither varlen prefill calls nor a state pool: no metadata to refill";
   if (needs.unpromised_rule && unpromised_rules(kernel, limits).empty())
     return "the kernel's profile " + kernel.profile().name + " enforces every rule strict can break on its cases";
   if (needs.both_layouts && allowed.layouts.size() < 2)
@@ -55,6 +57,7 @@ std::string describe(const KernelNeeds& needs) {
   add(needs.scratch, "scratch verify");
   add(needs.decode, "single-token steps");
   add(needs.plain, "prefill or decode");
+  add(needs.metadata, "varlen prefill or a pool");
   add(needs.sequences > 1, std::to_string(needs.sequences) + " sequences");
   add(needs.unpromised_rule, "a rule its profile does not enforce");
   return s.empty() ? "-" : s;

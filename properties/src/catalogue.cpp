@@ -87,7 +87,7 @@ const std::vector<Property>& catalogue() {
        "matches-reference. A library that caches what it derives from metadata (chunk maps, sequence offsets) by "
        "the tensor's identity serves the first call's; serving-loop covers pools and verify calls, this property "
        "prefill calls of every state source.",
-       {.plain = true, .sequences = 2}, check_metadata_reuse},
+       {.plain = true, .metadata = true, .sequences = 2}, check_metadata_reuse},
       {"verify-commit",
        "Speculative decoding: verifying L draft tokens and taking the state after a accepted tokens (where the call "
        "stores it: the pool slot state_indices[n, a-1] of the table form, scratch_states[row, a-1] of the scratch "

@@ -145,4 +145,14 @@ bool feasible(const Allowed& a, const Needs& n) {
   return !modes_for(a, n).empty() && n.min_sequences <= a.limits.max_sequences;
 }
 
+std::optional<Needs> metadata_call(const Allowed& a, int sequences) {
+  Needs varlen_prefill{.mode = Mode::prefill, .verify = false, .varlen = true};
+  varlen_prefill.min_sequences = sequences;
+  if (feasible(a, varlen_prefill)) return varlen_prefill;
+  Needs pooled{.verify = false, .sources = {StateSource::pool}};
+  pooled.min_sequences = sequences;
+  if (feasible(a, pooled)) return pooled;
+  return std::nullopt;
+}
+
 }  // namespace kda::props::detail

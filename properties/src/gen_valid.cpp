@@ -102,7 +102,7 @@ rc::Gen<Draw> gen_draw(const Allowed& a, const Needs& n) {
       set(&Draw::poison, gen_index(2)), set(&Draw::gates, gen_index(5)),
       set(&Draw::padding_pattern, rc::gen::map(gen_bool(25), [](bool plain) { return !plain; })),
       set(&Draw::data, gen_weighted_index(data_weights(n.adversarial))),
-      set(&Draw::long_length, gen_uniform(std::max<i64>(most / 2, 1), most)), set(&Draw::data_seed, gen_seed()),
+      set(&Draw::long_length, gen_uniform(std::max<i64>(most / 2, 1), most, 1)), set(&Draw::data_seed, gen_seed()),
       set(&Draw::decode_edge, gen_often_zero(50, 3 * std::max<i64>(1, static_cast<i64>(a.limits.decode_batch_edges.size())))));
 }
 
@@ -188,7 +188,7 @@ void set_gate_options(ProblemSpec& s, const Draw& d, const Allowed& a, const Nee
   s.with_dt_bias = d.dt_bias;
 }
 
-// Choices a data mix is about: long memory takes prefill and the smallest heads (so that one sequence
+// Choices a data mix is about: long memory takes prefill and the smallest heads the scale draws (so that one sequence
 // can run past 512 tokens within the work budget); the state mixes take fp16 activations.
 void adapt_to_data_mix(CaseSpec& c, const Allowed& a, const Needs& n) {
   ProblemSpec& s = c.problem;
@@ -196,7 +196,7 @@ void adapt_to_data_mix(CaseSpec& c, const Allowed& a, const Needs& n) {
   if (c.data == DataMix::long_memory && has(modes, Mode::prefill)) {
     s.mode = Mode::prefill;
     s.HV /= s.H, s.H = 1;
-    s.K = a.key_dims.front(), s.V = a.value_dims.front();
+    s.K = std::min(s.K, pick(a.key_dims, a.first_key_dim)), s.V = std::min(s.V, pick(a.value_dims, a.first_value_dim));
   }
   if ((c.data == DataMix::large_state || c.data == DataMix::tiny_state) && has(a.input_dtypes, DType::f16))
     s.input_dtype = DType::f16;

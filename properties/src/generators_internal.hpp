@@ -76,6 +76,9 @@ std::vector<StateSource> sources_for(const Allowed& allowed, const Needs& needs,
 // The allowed modes a base with these needs may be drawn in (each with a state source it takes).
 std::vector<Mode> modes_for(const Allowed& allowed, const Needs& needs);
 bool feasible(const Allowed& allowed, const Needs& needs);
+// The needs of a call, not verify, with `sequences` sequences whose metadata can change at one geometry:
+// varlen prefill (cu_seqlens) where the kernel takes it, else a pool (state indices); nullopt: neither.
+std::optional<Needs> metadata_call(const Allowed& allowed, int sequences);
 
 // ---- the case generator (gen_valid.cpp) ----
 

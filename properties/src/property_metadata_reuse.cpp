@@ -6,6 +6,7 @@
 
 #include <rapidcheck.h>
 
+#include "generators_internal.hpp"
 #include "invariance_support.hpp"
 #include "kda/properties/judged_run.hpp"
 #include "kda/properties/property_bodies.hpp"
@@ -38,15 +39,11 @@ bool new_metadata(ProblemSpec& spec) {
 }  // namespace
 
 void check_metadata_reuse(CheckContext& context) {
-  detail::Needs needs;
-  needs.min_sequences = 2;
-  needs.verify = false;  // verify metadata is refilled in place by serving-loop
-  if (context.kernel.capabilities().varlen) {
-    needs.mode = Mode::prefill, needs.varlen = true;  // cu_seqlens is the buffer refilled
-  } else {
-    needs.sources = {StateSource::pool};  // the state indices are
-  }
-  const DrawnCase first = draw_case(context, needs);
+  // cu_seqlens of a varlen prefill is the buffer refilled, else a pool's state indices (verify metadata
+  // is refilled in place by serving-loop).
+  const auto needs = detail::metadata_call(detail::allowed_for(context.kernel, context.limits), 2);
+  if (!needs) RC_FAIL("the kernel takes neither varlen prefill calls nor a state pool");
+  const DrawnCase first = draw_case(context, *needs);
   CaseSpec second_spec = first.spec;
   if (!new_metadata(second_spec.problem)) RC_DISCARD("no other metadata of the same geometry");
 

@@ -39,6 +39,7 @@ struct KernelNeeds {
   bool scratch = false;        // the scratch form of verify calls
   bool decode = false;         // single-token steps: decode calls with a state pool, or one-token table verifies
   bool plain = false;          // prefill or decode calls, not verify (the property's surgery keeps one index per sequence)
+  bool metadata = false;       // metadata that can change at one geometry: varlen prefill calls (cu_seqlens) or a pool (indices)
   int sequences = 1;           // sequences in one call, at least
   bool unpromised_rule = false;  // a rule strict can break that the kernel's profile does not enforce
 };
