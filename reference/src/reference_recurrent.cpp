@@ -8,81 +8,118 @@ namespace {
 
 using Index = Eigen::Index;
 
-// Sums over the key channel add term d into partial sum d mod kLanes, then the partial sums pairwise:
-// a fixed order (so results do not depend on the layout or on how tokens are split across calls) that
-// vectorises, and whose rounding error bound (K/8 + 3 units) is below that of one running sum (K units).
-constexpr Index kLanes = 8;
+// Sums over the key channel add term d into partial sum d mod lanes (lanes: one 32-byte register, 4
+// doubles or 8 floats), then fold the partial sums in halves: a fixed order (so results do not depend on
+// the layout or on how tokens are split across calls) that vectorises, and whose rounding error bound
+// (about K / lanes + log2(lanes) units) is below that of one running sum (K units).
+template <class Acc>
+constexpr Index kLanes = 32 / static_cast<Index>(sizeof(Acc));
 
 template <class Acc>
-Acc lane_sum(const Acc (&part)[kLanes]) {
-  return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+using Lanes = Eigen::Array<Acc, kLanes<Acc>, 1>;
+
+template <class Acc>
+inline Acc lane_sum(const Lanes<Acc>& lanes) {
+  Acc part[kLanes<Acc>];
+  for (Index l = 0; l < kLanes<Acc>; ++l) part[l] = lanes(l);
+  for (Index half = kLanes<Acc> / 2; half > 0; half /= 2)
+    for (Index l = 0; l < half; ++l) part[l] += part[l + half];
+  return part[0];
 }
 
-// s <- a .* s (the decay); returns k . s after it.
-template <class Acc>
-Acc decay(Acc* s, const Acc* a, const Acc* k, Index K) {
-  Acc part[kLanes] = {};
-  Index d = 0;
-  for (; d + kLanes <= K; d += kLanes)
-    for (Index l = 0; l < kLanes; ++l) {
-      const Acc decayed = a[d + l] * s[d + l];
-      s[d + l] = decayed;
-      part[l] += k[d + l] * decayed;
+// Value columns (rows of S) never interact. R of them advance together, so that their partial sums form
+// independent chains the processor overlaps; each row's arithmetic is its own. The lanes are Eigen
+// arrays: element-wise operations, vectorised whatever the compiler proves about aliasing.
+//
+// One pass over rows s[r] for token t's delta update (Update: s += u[r] k, then out[r] = q . s and, with
+// keep, s copied to keep[r]) fused with token t+1's decay (Decay: s = a .* s, then kS[r] = k2 . s), so
+// each row is read and written once per token.
+template <class Acc, int R, bool Update, bool Decay>
+void pass(Acc* const* s, Index K, const Acc* u, const Acc* k, const Acc* q, Acc* out, Acc* const* keep,
+          const Acc* a, const Acc* k2, Acc* kS) {
+  using L = Lanes<Acc>;
+  constexpr Index W = kLanes<Acc>;
+  L dot_q[R], dot_k[R];
+  for (int r = 0; r < R; ++r) dot_q[r].setZero(), dot_k[r].setZero();
+  const Index body = K - K % W;
+  for (Index d = 0; d < body; d += W) {
+    // Inputs into registers before any store: the compiler cannot prove the stores to s miss them.
+    L kd, qd, ad, k2d;
+    if constexpr (Update) kd = Eigen::Map<const L>(k + d), qd = Eigen::Map<const L>(q + d);
+    if constexpr (Decay) ad = Eigen::Map<const L>(a + d), k2d = Eigen::Map<const L>(k2 + d);
+    for (int r = 0; r < R; ++r) {
+      L x = Eigen::Map<const L>(s[r] + d);
+      if constexpr (Update) {
+        x = x + kd * u[r];
+        dot_q[r] += qd * x;
+        if (keep) Eigen::Map<L>(keep[r] + d) = x;
+      }
+      if constexpr (Decay) {
+        x = ad * x;
+        dot_k[r] += k2d * x;
+      }
+      Eigen::Map<L>(s[r] + d) = x;
     }
-  for (Index l = 0; d + l < K; ++l) {
-    const Acc decayed = a[d + l] * s[d + l];
-    s[d + l] = decayed;
-    part[l] += k[d + l] * decayed;
   }
-  return lane_sum(part);
-}
-
-// s <- s + u k (the delta update); returns q . s after it.
-template <class Acc>
-Acc update(Acc* s, Acc u, const Acc* k, const Acc* q, Index K) {
-  Acc part[kLanes] = {};
-  Index d = 0;
-  for (; d + kLanes <= K; d += kLanes)
-    for (Index l = 0; l < kLanes; ++l) {
-      const Acc updated = s[d + l] + k[d + l] * u;
-      s[d + l] = updated;
-      part[l] += q[d + l] * updated;
+  for (int r = 0; r < R; ++r)
+    for (Index d = body; d < K; ++d) {
+      Acc& x = s[r][d];
+      if constexpr (Update) {
+        x = x + k[d] * u[r];
+        dot_q[r](d - body) += q[d] * x;
+        if (keep) keep[r][d] = x;
+      }
+      if constexpr (Decay) {
+        x = a[d] * x;
+        dot_k[r](d - body) += k2[d] * x;
+      }
     }
-  for (Index l = 0; d + l < K; ++l) {
-    const Acc updated = s[d + l] + k[d + l] * u;
-    s[d + l] = updated;
-    part[l] += q[d + l] * updated;
+  for (int r = 0; r < R; ++r) {
+    if constexpr (Update) out[r] = lane_sum(dot_q[r]);
+    if constexpr (Decay) kS[r] = lane_sum(dot_k[r]);
   }
-  return lane_sum(part);
 }
 
-// Value columns never interact, so a group of kRows rows of S is carried through every token of the
-// block while it sits in L1, and each token's decay, k and q rows are read once per group.
-constexpr Index kRows = 8;
+// Rows [j0, j0 + R) of S through every token of the block, while they sit in L1.
+template <class Acc, int R>
+void run_rows(Eigen::Ref<ValueMajorState<Acc>> S, Index j0, const RowMatrix<Acc>& alpha, const TokenBlock<Acc>& in,
+              RowMatrix<Acc>& o, std::vector<ValueMajorState<Acc>>* token_states) {
+  const Index K = S.cols(), T = in.tokens();
+  Acc* s[R];
+  Acc* keep[R];
+  Acc kS[R], u[R], out[R];
+  for (int r = 0; r < R; ++r) s[r] = S.row(j0 + r).data();
+  pass<Acc, R, false, true>(s, K, nullptr, nullptr, nullptr, nullptr, nullptr, alpha.row(0).data(), in.k.row(0).data(), kS);
+  for (Index t = 0; t < T; ++t) {
+    for (int r = 0; r < R; ++r) u[r] = in.beta(t) * (in.v(t, j0 + r) - kS[r]);
+    if (token_states)
+      for (int r = 0; r < R; ++r) keep[r] = (*token_states)[static_cast<std::size_t>(t)].row(j0 + r).data();
+    const Acc* k = in.k.row(t).data();
+    const Acc* q = in.q.row(t).data();
+    if (t + 1 < T)
+      pass<Acc, R, true, true>(s, K, u, k, q, out, token_states ? keep : nullptr, alpha.row(t + 1).data(),
+                               in.k.row(t + 1).data(), kS);
+    else
+      pass<Acc, R, true, false>(s, K, u, k, q, out, token_states ? keep : nullptr, nullptr, nullptr, nullptr);
+    for (int r = 0; r < R; ++r) o(t, j0 + r) = out[r];
+  }
+}
+
+constexpr int kRows = 4;  // 4 rows x 2 sums: 8 independent chains of additions hide their latency
 
 }  // namespace
 
 template <class Acc>
 void recurrent_block(Eigen::Ref<ValueMajorState<Acc>> S, const TokenBlock<Acc>& in, RowMatrix<Acc>& o,
                      std::vector<ValueMajorState<Acc>>* token_states) {
-  const Index V = S.rows(), K = S.cols(), T = in.tokens();
+  const Index V = S.rows(), K = S.cols();
+  o.resize(in.tokens(), V);
+  if (token_states) token_states->assign(static_cast<std::size_t>(in.tokens()), ValueMajorState<Acc>(V, K));
+  if (in.tokens() == 0) return;
   const RowMatrix<Acc> alpha = in.g.array().exp().matrix();  // per-channel decay factors, <= 1
-  o.resize(T, V);
-  if (token_states) token_states->assign(static_cast<std::size_t>(T), ValueMajorState<Acc>(V, K));
-  for (Index j0 = 0; j0 < V; j0 += kRows) {
-    const Index j1 = std::min(j0 + kRows, V);
-    for (Index t = 0; t < T; ++t) {
-      const Acc* a = alpha.row(t).data();
-      const Acc* k = in.k.row(t).data();
-      const Acc* q = in.q.row(t).data();
-      for (Index j = j0; j < j1; ++j) {
-        Acc* s = S.row(j).data();
-        const Acc u = in.beta(t) * (in.v(t, j) - decay(s, a, k, K));
-        o(t, j) = update(s, u, k, q, K);
-        if (token_states) (*token_states)[static_cast<std::size_t>(t)].row(j) = S.row(j);
-      }
-    }
-  }
+  Index j = 0;
+  for (; j + kRows <= V; j += kRows) run_rows<Acc, kRows>(S, j, alpha, in, o, token_states);
+  for (; j < V; ++j) run_rows<Acc, 1>(S, j, alpha, in, o, token_states);
 }
 
 template void recurrent_block<float>(Eigen::Ref<ValueMajorState<float>>, const TokenBlock<float>&, RowMatrix<float>&,

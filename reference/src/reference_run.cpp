@@ -157,7 +157,7 @@ void run_sequence(const Problem& p, Algorithm algorithm, std::int64_t n, std::in
 // Heads per work item: a sequence's heads split into the fewest equal groups that still give every
 // worker several items (sequences differ in length; the dynamic schedule evens them out).
 std::int64_t heads_per_item(const Problem& p, int workers) {
-  constexpr std::int64_t kItemsPerWorker = 4;
+  constexpr std::int64_t kItemsPerWorker = 2;
   for (std::int64_t groups = 1; groups < p.HV; ++groups)
     if (p.HV % groups == 0 && p.N * groups >= kItemsPerWorker * workers) return p.HV / groups;
   return 1;
