@@ -1,3 +1,4 @@
+// The value-major recurrent form (recurrent.hpp): lane sums over the key channel.
 #include "kda/reference/recurrent.hpp"
 
 #include <algorithm>
@@ -9,7 +10,7 @@ namespace {
 using Index = Eigen::Index;
 
 // Sums over the key channel add term d into partial sum d mod lanes (lanes: one 32-byte register, 4
-// doubles or 8 floats), then fold the partial sums in halves: a fixed order (so results do not depend on
+// doubles), then fold the partial sums in halves: a fixed order (so results do not depend on
 // the layout or on how tokens are split across calls) that vectorises, and whose rounding error bound
 // (about K / lanes + log2(lanes) units) is below that of one running sum (K units).
 template <class Acc>
@@ -20,9 +21,12 @@ using Lanes = Eigen::Array<Acc, kLanes<Acc>, 1>;
 
 template <class Acc>
 inline Acc lane_sum(const Lanes<Acc>& lanes) {
-  Acc part[kLanes<Acc>];
-  for (Index l = 0; l < kLanes<Acc>; ++l) part[l] = lanes(l);
-  for (Index half = kLanes<Acc> / 2; half > 0; half /= 2)
+  // The first fold as one vector addition of the two halves (fixed size, so it stays in registers).
+  using Half = Eigen::Array<Acc, kLanes<Acc> / 2, 1>;
+  const Half folded = lanes.template head<kLanes<Acc> / 2>() + lanes.template tail<kLanes<Acc> / 2>();
+  Acc part[kLanes<Acc> / 2];
+  for (Index l = 0; l < kLanes<Acc> / 2; ++l) part[l] = folded(l);
+  for (Index half = kLanes<Acc> / 4; half > 0; half /= 2)
     for (Index l = 0; l < half; ++l) part[l] += part[l + half];
   return part[0];
 }
@@ -109,22 +113,16 @@ constexpr int kRows = 4;  // 4 rows x 2 sums: 8 independent chains of additions 
 
 }  // namespace
 
-template <class Acc>
-void recurrent_block(Eigen::Ref<ValueMajorState<Acc>> S, const TokenBlock<Acc>& in, RowMatrix<Acc>& o,
-                     std::vector<ValueMajorState<Acc>>* token_states) {
+void recurrent_block_value_major(Eigen::Ref<ValueMajorState<double>> S, const TokenBlock<double>& in,
+                                 RowMatrix<double>& o, std::vector<ValueMajorState<double>>* token_states) {
   const Index V = S.rows(), K = S.cols();
   o.resize(in.tokens(), V);
-  if (token_states) token_states->assign(static_cast<std::size_t>(in.tokens()), ValueMajorState<Acc>(V, K));
+  if (token_states) token_states->assign(static_cast<std::size_t>(in.tokens()), ValueMajorState<double>(V, K));
   if (in.tokens() == 0) return;
-  const RowMatrix<Acc> alpha = in.g.array().exp().matrix();  // per-channel decay factors, <= 1
+  const RowMatrix<double> alpha = in.g.array().exp().matrix();  // per-channel decay factors, <= 1
   Index j = 0;
-  for (; j + kRows <= V; j += kRows) run_rows<Acc, kRows>(S, j, alpha, in, o, token_states);
-  for (; j < V; ++j) run_rows<Acc, 1>(S, j, alpha, in, o, token_states);
+  for (; j + kRows <= V; j += kRows) run_rows<double, kRows>(S, j, alpha, in, o, token_states);
+  for (; j < V; ++j) run_rows<double, 1>(S, j, alpha, in, o, token_states);
 }
-
-template void recurrent_block<float>(Eigen::Ref<ValueMajorState<float>>, const TokenBlock<float>&, RowMatrix<float>&,
-                                     std::vector<ValueMajorState<float>>*);
-template void recurrent_block<double>(Eigen::Ref<ValueMajorState<double>>, const TokenBlock<double>&, RowMatrix<double>&,
-                                      std::vector<ValueMajorState<double>>*);
 
 }  // namespace kda::ref

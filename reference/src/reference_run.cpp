@@ -65,30 +65,31 @@ void prepare_outputs(const Problem& p, ReferenceOutputs& out) {
   }
 }
 
-// The working state of each algorithm: value-major (V x K, the [V,K] layout) for the recurrent form,
-// K x V (the [K,V] layout) for the chunked one.
+// The working state's layout: value-major (V x K, [V,K]) for the fp64 recurrent form, K x V ([K,V])
+// for the fp32 recurrent form and the chunked one (recurrent.hpp says why the two precisions differ).
+template <class Acc>
 StateLayout working_layout(Algorithm algorithm) {
-  return algorithm == Algorithm::recurrent ? StateLayout::vk : StateLayout::kv;
+  return algorithm == Algorithm::recurrent && std::is_same_v<Acc, double> ? StateLayout::vk : StateLayout::kv;
 }
 
 // The state sequence n starts from: its pool slot (a verify call's names it through the accepted
 // count or its index), its dense initial state, or zeros.
 template <class Acc>
-void initial_state(const Problem& p, Algorithm algorithm, std::int64_t n, std::int64_t hv, Eigen::Ref<State<Acc>> into) {
+void initial_state(const Problem& p, StateLayout working, std::int64_t n, std::int64_t hv, Eigen::Ref<State<Acc>> into) {
   const StateLayout layout = p.options.state_layout;
   const Tensor* from = p.state_pool ? &*p.state_pool : p.initial_state ? &*p.initial_state : nullptr;
   const std::int64_t lead = p.state_pool ? p.initial_slot(n) : n;
   if (!from)
     into.setZero();
-  else if (algorithm == Algorithm::recurrent)
+  else if (working == StateLayout::vk)
     ref::load_value_major_state<Acc>(*from, lead, hv, layout, into);
   else
     ref::load_state<Acc>(*from, lead, hv, layout, into);
 }
 
 template <class Derived>
-void store_working(const Eigen::MatrixBase<Derived>& s, StateLayout layout, Algorithm algorithm, double* dst) {
-  if (algorithm == Algorithm::recurrent)
+void store_working(const Eigen::MatrixBase<Derived>& s, StateLayout layout, StateLayout working, double* dst) {
+  if (working == StateLayout::vk)
     ref::store_value_major_state(s, layout, dst);
   else
     ref::store_state(s, layout, dst);
@@ -114,9 +115,9 @@ void run_sequence(const Problem& p, Algorithm algorithm, std::int64_t n, std::in
                   std::int64_t first_chunk, ReferenceOutputs& out) {
   const std::int64_t HV = p.HV, V = p.V, KV = p.K * p.V, C = p.options.chunk_size, L = p.length(n);
   const StateLayout layout = p.options.state_layout;
-  const bool recurrent = algorithm == Algorithm::recurrent;
-  const std::int64_t rows = recurrent ? p.V : p.K, cols = recurrent ? p.K : p.V;
-  const bool in_place = std::is_same_v<Acc, double> && layout == working_layout(algorithm);
+  const StateLayout working = working_layout<Acc>(algorithm);
+  const std::int64_t rows = working == StateLayout::vk ? p.V : p.K, cols = working == StateLayout::vk ? p.K : p.V;
+  const bool in_place = std::is_same_v<Acc, double> && layout == working;
   static thread_local Workspace<Acc> ws;
   auto& [own, block, o, token_states] = ws;
   std::vector<Acc*> S(count(heads));  // each head's working state, rows x cols
@@ -129,29 +130,32 @@ void run_sequence(const Problem& p, Algorithm algorithm, std::int64_t n, std::in
       own[count(h)].resize(rows, cols);
       s = own[count(h)].data();
     }
-    initial_state<Acc>(p, algorithm, n, hv0 + h, Eigen::Map<State<Acc>>(S[count(h)], rows, cols));
+    initial_state<Acc>(p, working, n, hv0 + h, Eigen::Map<State<Acc>>(S[count(h)], rows, cols));
   }
   auto* token_sink = p.token_states || p.mode == Mode::verify ? &token_states : nullptr;
   for (std::int64_t c = 0; c * C < L; ++c) {
     const std::int64_t t0 = c * C, tokens = std::min(C, L - t0);
     for (std::int64_t hv = hv0; hv < hv0 + heads; ++hv) {
       Eigen::Map<State<Acc>> state(S[count(hv - hv0)], rows, cols);
-      if (p.chunk_states) store_working(state, layout, algorithm, &out.chunk_states[count(((first_chunk + c) * HV + hv) * KV)]);
+      if (p.chunk_states) store_working(state, layout, working, &out.chunk_states[count(((first_chunk + c) * HV + hv) * KV)]);
       ref::load_block(p, n, hv, t0, tokens, block);
-      if (recurrent)
-        ref::recurrent_block<Acc>(state, block, o, token_sink);
-      else
+      if (algorithm == Algorithm::recurrent) {
+        if constexpr (std::is_same_v<Acc, double>)
+          ref::recurrent_block_value_major(state, block, o, token_sink);
+        else
+          ref::recurrent_block_key_major(state, block, o, token_sink);
+      } else
         ref::chunked_block<Acc>(state, block, o, token_sink);
       for (std::int64_t i = 0; i < tokens; ++i) {
         const std::int64_t at = (p.row(n) * p.T + p.first(n) + t0 + i) * HV + hv;  // [B,T,HV] position
         for (std::int64_t j = 0; j < V; ++j) out.o[count(at * V + j)] = static_cast<double>(o(i, j));
-        if (token_sink) store_working(token_states[count(i)], layout, algorithm, &out.token_states[count(at * KV)]);
+        if (token_sink) store_working(token_states[count(i)], layout, working, &out.token_states[count(at * KV)]);
       }
     }
   }
   if (!in_place)
     for (std::int64_t h = 0; h < heads; ++h)
-      store_working(own[count(h)], layout, algorithm, &out.final_state[count((n * HV + hv0 + h) * KV)]);
+      store_working(own[count(h)], layout, working, &out.final_state[count((n * HV + hv0 + h) * KV)]);
 }
 
 // Heads per work item: a sequence's heads split into the fewest equal groups that still give every
