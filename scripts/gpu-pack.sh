@@ -12,14 +12,14 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKDA_ENABLE_CUDA=ON >"
   { cat "$dir.configure.log"; exit 1; }
 grep -q "CUDA kernels ON" "$dir.configure.log" || { echo "gpu-pack: nvcc not found, no CUDA build" >&2; exit 1; }
 targets=(device_test cuda_vs_sim_test gpu_catalogue_test cuda_plugin_test cuda_plugin chunked_cuda_vs_sim_test
-         tensor_core_hardware_test decode_bench prefill_bench kda-oracle)
+         tensor_core_hardware_test decode_bench prefill_bench reference_bench kda-oracle)
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
 
 rm -rf .carry
 mkdir -p .carry/bin .carry/lib
 cp "$dir"/tests/gpu/{device_test,cuda_vs_sim_test,cuda_plugin_test} "$dir"/tests/catalogue/gpu_catalogue_test .carry/bin/
 cp "$dir"/tests/gpu/{chunked_cuda_vs_sim_test,tensor_core_hardware_test} .carry/bin/
-cp "$dir"/bench/gpu/{decode_bench,prefill_bench} "$dir"/adapters/examples/cuda_plugin/cuda_plugin.so \
+cp "$dir"/bench/gpu/{decode_bench,prefill_bench} "$dir"/bench/reference_bench "$dir"/adapters/examples/cuda_plugin/cuda_plugin.so \
   "$dir"/tools/kda-oracle/kda-oracle .carry/bin/
 strip --strip-unneeded .carry/bin/*  # the device tool carries at most 64 MiB
 bash scripts/carry-libs.sh .carry/lib .carry/bin/*

@@ -14,8 +14,10 @@
 #            the prefill benchmark
 #   anchors  FLA's kernels timed at the same shapes (bench/gpu/fla_anchor.py), the in-run anchor; with
 #            prefill in the same run, also our prefill against it (bench/gpu/anchor_ratios.py)
+#   reference  the CPU reference's speed on the host's cores (bench/reference_bench.cpp: per-core rates
+#            and thread scaling up to 16 threads); not in the default set: `bash scripts/gpu-run.sh reference`
 # Writes to $OUT (default .carry/results): gpu-run.log (everything), decode_bench.{json,md},
-# prefill_bench.{json,md}, fla_anchor.{json,md}, anchor_ratios.{json,md}, summary.json and summary.md (date, GPU, command,
+# prefill_bench.{json,md}, reference_bench.{json,md}, fla_anchor.{json,md}, anchor_ratios.{json,md}, summary.json and summary.md (date, GPU, command,
 # each step's exit status and seconds). Exits non-zero when a step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -101,6 +103,11 @@ anchors_part() {
     bash -c "set -o pipefail; python3 bench/gpu/fla_anchor.py --json '$out/fla_anchor.json' | tee '$out/fla_anchor.md'"
 }
 
+reference_part() {
+  step reference-benchmark 300 bash -c "set -o pipefail; '$bin/reference_bench' --benchmark_out='$out/reference_bench.json' \
+    --benchmark_out_format=json --benchmark_color=false | tee '$out/reference_bench.md'"
+}
+
 step nvidia-smi 20 nvidia-smi
 step libraries 10 ldd "$bin/cuda_vs_sim_test" "$bin/decode_bench"
 step device-test 20 bash -c 'no_skips "$@"' _ "$bin/device_test"
@@ -109,7 +116,8 @@ for part in "${parts[@]}"; do
     decode) decode_part ;;
     prefill) prefill_part ;;
     anchors) anchors_part ;;
-    *) echo "gpu-run: unknown part '$part' (decode, prefill, anchors)"; failed=1 ;;
+    reference) reference_part ;;
+    *) echo "gpu-run: unknown part '$part' (decode, prefill, anchors, reference)"; failed=1 ;;
   esac
 done
 # With both prefill and anchors in this run: our prefill against FLA's, and issue 8's targets as ratios.

@@ -20,7 +20,7 @@ constexpr Eigen::Index kSubBlock = 16;
 // exp(Γi - Γj) with j <= i (or exp(Γi) alone): never a positive exponent, so nothing overflows however
 // strong the gates; exp(Γ) and exp(-Γ) are never formed separately.
 template <class Acc>
-void chunked_block(State<Acc>& S, const TokenBlock<Acc>& in, RowMatrix<Acc>& o,
+void chunked_block(Eigen::Ref<State<Acc>> S, const TokenBlock<Acc>& in, RowMatrix<Acc>& o,
                    std::vector<State<Acc>>* token_states) {
   using Matrix = RowMatrix<Acc>;
   const Eigen::Index C = in.tokens(), K = S.rows();
@@ -85,9 +85,9 @@ void chunked_block(State<Acc>& S, const TokenBlock<Acc>& in, RowMatrix<Acc>& o,
   S = state_after(C - 1);
 }
 
-template void chunked_block<float>(State<float>&, const TokenBlock<float>&, RowMatrix<float>&,
+template void chunked_block<float>(Eigen::Ref<State<float>>, const TokenBlock<float>&, RowMatrix<float>&,
                                    std::vector<State<float>>*);
-template void chunked_block<double>(State<double>&, const TokenBlock<double>&, RowMatrix<double>&,
+template void chunked_block<double>(Eigen::Ref<State<double>>, const TokenBlock<double>&, RowMatrix<double>&,
                                     std::vector<State<double>>*);
 
 }  // namespace kda::ref

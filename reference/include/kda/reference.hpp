@@ -32,6 +32,12 @@ struct ReferenceOutputs {
 template <class Acc>
 ReferenceOutputs run_reference(const Problem& problem, Algorithm algorithm, int threads = 0);
 
+// The same into `out`, reusing its storage where a vector already has the size this problem needs:
+// a caller judging many problems of one shape (a serving loop, a benchmark) keeps one ReferenceOutputs
+// and skips the page faults and zero fill of fresh memory (for a decode on a pool, most of the time).
+template <class Acc>
+void run_reference(const Problem& problem, Algorithm algorithm, int threads, ReferenceOutputs& out);
+
 // Stores outputs into the problem's own output tensors, rounding to their dtypes: o; the final states
 // into final_state (dense) or into the pool in place through state_indices (padding rows leave the pool
 // untouched); chunk_states and token_states when present. A verify call stores the state after each
