@@ -14,7 +14,9 @@
 # entry, default 3: its kernels compile slowest), FLA_GOLDEN (1; 0 skips the golden steps), FLA_SEED (1), FLA_DTYPE activations of the check runs
 # (bf16), FLA_HEAD_DIMS declared head dims (64,128), FLA_AUTOTUNE (0: every Triton kernel runs its
 # first config, --first-config; 1: Triton autotunes as FLA ships it, minutes per new shape),
-# FLA_ADAPTER_OPTIONS more adapter options (--interpret: a slow dry run of this script without a GPU).
+# FLA_ADAPTER_OPTIONS more adapter options (--interpret: a slow dry run of this script without a GPU),
+# FLA_REALISTIC cases per property of each entry's run at `--scale realistic` (matches-reference and finite;
+# default 2; 0 skips those steps).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 # shellcheck source=scripts/gpu-unpack.sh
@@ -68,6 +70,19 @@ runs recurrent && check recurrent "$cases" $((20 * cases))
 runs pooled-decode && check pooled-decode "$cases" $((15 * cases))
 runs verify && check verify "$cases" $((15 * cases))
 runs chunk && check chunk "$chunk_cases" $((90 * chunk_cases))
+# Realistic shapes (many heads, head dims 64..256, thousands of tokens, decode batches at N x HV edges):
+# building a case and the fp64 oracle take seconds each, FLA compiles each new shape.
+realistic=${FLA_REALISTIC:-2}
+check_realistic() {  # check_realistic ENTRY SECONDS
+  step "realistic-$1" "$2" "$oracle" check --kernel "$(adapter "$1" --dtype "$dtype" --head-dims any)" \
+    --scale realistic --properties matches-reference,finite --cases "$realistic" --seed "$seed" --timeout 300 \
+    --save-failures "$out/fla-failures/$1-realistic"
+}
+if [ "$realistic" -gt 0 ]; then
+  for entry in recurrent pooled-decode verify chunk; do
+    runs "$entry" && check_realistic "$entry" $((60 * realistic))
+  done
+fi
 [ "${FLA_GOLDEN:-1}" = 1 ] || { echo "fla-run: golden steps skipped (FLA_GOLDEN=0)"; golden_skipped=1; }
 
 if [ -z "${golden_skipped:-}" ]; then
@@ -104,7 +119,7 @@ excerpt() {
   echo "# FLA run $started"
   echo
   echo "GPU: $gpu; command: \`$command\`; commit: $(cat .carry/commit 2>/dev/null || echo unknown)"
-  echo "Settings: FLA_CASES=$cases FLA_CHUNK_CASES=$chunk_cases FLA_SEED=$seed FLA_DTYPE=$dtype" \
+  echo "Settings: FLA_CASES=$cases FLA_CHUNK_CASES=$chunk_cases FLA_REALISTIC=$realistic FLA_SEED=$seed FLA_DTYPE=$dtype" \
        "FLA_HEAD_DIMS=$dims FLA_AUTOTUNE=${FLA_AUTOTUNE:-0} FLA_ADAPTER_OPTIONS=${FLA_ADAPTER_OPTIONS:-}"
   echo
   echo "| step | exit | seconds |"
