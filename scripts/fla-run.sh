@@ -10,8 +10,8 @@
 # Writes to $OUT (default .carry/results): fla-run.log (everything), fla-summary.md (each step's exit
 # status and seconds, kda-oracle's tables and failures), fla-failures/<entry>/ (shrunk failing cases).
 # Settings (environment): FLA_ENTRIES the adapter entries to run (default: recurrent pooled-decode verify
-# chunk; their check and golden steps), FLA_CASES cases per property (default 10; FLA_CHUNK_CASES for the chunk
-# entry, default 3: its kernels compile slowest), FLA_GOLDEN (1; 0 skips the golden steps), FLA_SEED (1), FLA_DTYPE activations of the check runs
+# chunk; their check and golden steps), FLA_CASES cases per property (default 10; 0 skips the check steps;
+# FLA_CHUNK_CASES for the chunk entry, default 3: its kernels compile slowest), FLA_GOLDEN (1; 0 skips the golden steps), FLA_SEED (1), FLA_DTYPE activations of the check runs
 # (bf16), FLA_HEAD_DIMS declared head dims (64,128), FLA_AUTOTUNE (0: every Triton kernel runs its
 # first config, --first-config; 1: Triton autotunes as FLA ships it, minutes per new shape),
 # FLA_ADAPTER_OPTIONS more adapter options (--interpret: a slow dry run of this script without a GPU),
@@ -66,10 +66,10 @@ check() {  # check ENTRY CASES SECONDS
 # compiles nearly every case anew), for each of the catalogue's properties an entry takes, with room.
 entries=" ${FLA_ENTRIES:-recurrent pooled-decode verify chunk} "
 runs() { [[ "$entries" == *" $1 "* ]]; }  # runs ENTRY: the entry is selected
-runs recurrent && check recurrent "$cases" $((20 * cases))
-runs pooled-decode && check pooled-decode "$cases" $((15 * cases))
-runs verify && check verify "$cases" $((15 * cases))
-runs chunk && check chunk "$chunk_cases" $((90 * chunk_cases))
+[ "$cases" -gt 0 ] && runs recurrent && check recurrent "$cases" $((20 * cases))
+[ "$cases" -gt 0 ] && runs pooled-decode && check pooled-decode "$cases" $((15 * cases))
+[ "$cases" -gt 0 ] && runs verify && check verify "$cases" $((15 * cases))
+[ "$chunk_cases" -gt 0 ] && runs chunk && check chunk "$chunk_cases" $((90 * chunk_cases))
 # Realistic shapes (many heads, head dims 64..256, thousands of tokens, decode batches at N x HV edges):
 # building a case and the fp64 oracle take seconds each, FLA compiles each new shape.
 realistic=${FLA_REALISTIC:-2}
