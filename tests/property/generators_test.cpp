@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "../support/rapidcheck_run.hpp"
 #include "kda/properties/generators.hpp"
 #include "kda/reference_kernel.hpp"
 
@@ -19,32 +20,9 @@ namespace kda::props {
 namespace {
 
 using i64 = std::int64_t;
-
-// ---- running properties programmatically ----
-
-template <class Testable>
-rc::detail::TestResult run_property(std::uint64_t seed, int cases, Testable&& testable) {
-  rc::detail::TestParams params;
-  params.seed = seed;
-  params.maxSuccess = cases;
-  return rc::detail::checkTestable(std::forward<Testable>(testable), rc::detail::TestMetadata{}, params);
-}
-
-std::string message_of(const rc::detail::TestResult& result) {
-  std::ostringstream s;
-  rc::detail::printResultMessage(result, s);
-  return s.str();
-}
-
-// The classification of a passing run: how many cases carried each tag (rapidcheck keeps a string
-// tag as its printed form, quotes included).
-std::map<std::string, int> tag_counts(const rc::detail::TestResult& result) {
-  std::map<std::string, int> counts;
-  if (!result.is<rc::detail::SuccessResult>()) return counts;
-  for (const auto& [tags, n] : result.get<rc::detail::SuccessResult>().distribution)
-    for (const auto& t : tags) counts[t.size() >= 2 && t.front() == '"' ? t.substr(1, t.size() - 2) : t] += n;
-  return counts;
-}
+using test::message_of;
+using test::run_property;
+using test::tag_counts;
 
 #define EXPECT_HOLDS(result) EXPECT_TRUE((result).is<rc::detail::SuccessResult>()) << message_of(result)
 
