@@ -34,16 +34,61 @@ Shard parse_shard(std::string_view text) {
   return checked({number(text.substr(0, slash), "--shard"), number(text.substr(slash + 1), "--shard")}, "--shard");
 }
 
-std::optional<Shard> shard_from_environment() {
-  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
-  const char* index = std::getenv("GTEST_SHARD_INDEX");
+namespace {
+
+const char* variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+// SLURM_ARRAY_TASK_ID relative to the array's first task and step (an array need not start at 0).
+std::optional<Shard> slurm_shard() {
+  const char* id = variable("SLURM_ARRAY_TASK_ID");
+  const char* count = variable("SLURM_ARRAY_TASK_COUNT");
+  if (!id && !count) return std::nullopt;
+  if (!id || !count) throw std::invalid_argument("SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT must be set together");
+  const std::uint64_t task = number(id, "SLURM_ARRAY_TASK_ID");
+  const char* min = variable("SLURM_ARRAY_TASK_MIN");
+  const char* step = variable("SLURM_ARRAY_TASK_STEP");
+  const std::uint64_t first = min ? number(min, "SLURM_ARRAY_TASK_MIN") : 0;
+  const std::uint64_t stride = step ? number(step, "SLURM_ARRAY_TASK_STEP") : 1;
+  if (task < first || stride == 0 || (task - first) % stride != 0)
+    throw std::invalid_argument("SLURM_ARRAY_TASK_ID " + std::to_string(task) + " is not a task of the array " +
+                                std::to_string(first) + ", " + std::to_string(first) + " + " + std::to_string(stride) +
+                                ", ... (SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_STEP)");
+  return checked({(task - first) / stride, number(count, "SLURM_ARRAY_TASK_COUNT")},
+                 "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
+}
+
+std::optional<Shard> indexed_job_shard() {
+  const char* index = variable("JOB_COMPLETION_INDEX");
+  if (!index) return std::nullopt;
+  const char* count = variable("KDA_SHARD_COUNT");
+  if (!count)
+    throw std::invalid_argument("JOB_COMPLETION_INDEX is set but KDA_SHARD_COUNT is not (a Kubernetes Indexed Job "
+                                "does not export its completion count: set KDA_SHARD_COUNT to .spec.completions)");
+  return checked({number(index, "JOB_COMPLETION_INDEX"), number(count, "KDA_SHARD_COUNT")},
+                 "JOB_COMPLETION_INDEX/KDA_SHARD_COUNT");
+}
+
+std::optional<Shard> gtest_shard() {
+  const char* total = variable("GTEST_TOTAL_SHARDS");
+  const char* index = variable("GTEST_SHARD_INDEX");
   if (!total && !index) return std::nullopt;
   if (!total || !index)
     throw std::invalid_argument("GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX must be set together");
   const Shard shard = checked({number(index, "GTEST_SHARD_INDEX"), number(total, "GTEST_TOTAL_SHARDS")},
                               "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS");
-  if (const char* status = std::getenv("GTEST_SHARD_STATUS_FILE")) std::ofstream touch(status, std::ios::app);
+  if (const char* status = variable("GTEST_SHARD_STATUS_FILE")) std::ofstream touch(status, std::ios::app);
   return shard;
+}
+
+}  // namespace
+
+std::optional<Shard> shard_from_environment() {
+  if (auto shard = slurm_shard()) return shard;
+  if (auto shard = indexed_job_shard()) return shard;
+  return gtest_shard();
 }
 
 std::uint64_t shard_seed(std::uint64_t seed, const Shard& shard) { return seed + shard.index * 0x9E3779B97F4A7C15ull; }

@@ -18,9 +18,15 @@ struct Shard {
 // "i/n" with 0 <= i < n; throws std::invalid_argument saying what is wrong.
 Shard parse_shard(std::string_view text);
 
-// GoogleTest's sharding variables (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX), as test runners set them;
-// nullopt when neither is set, std::invalid_argument when only one is or either is malformed. When
-// GTEST_SHARD_STATUS_FILE is set, the file is created (the runner's check that sharding is honoured).
+// The shard a job engine assigned this process, from the first of these that is set:
+//   Slurm job arrays: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT, the index counted from
+//     SLURM_ARRAY_TASK_MIN in steps of SLURM_ARRAY_TASK_STEP (--array=1-8 gives shards 0..7 of 8);
+//   Kubernetes Indexed Jobs: JOB_COMPLETION_INDEX, with the count from KDA_SHARD_COUNT (Kubernetes does
+//     not export the completion count; the Job manifest sets it to .spec.completions);
+//   GoogleTest's runners: GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS (when GTEST_SHARD_STATUS_FILE is set,
+//     the file is created: the runner's check that sharding is honoured).
+// nullopt when none is set; std::invalid_argument, naming the variables, when a pair is incomplete,
+// malformed or names no shard.
 std::optional<Shard> shard_from_environment();
 
 // seed + index x 0x9E3779B97F4A7C15: distinct for every index (the multiplier is odd), index 0 gives
