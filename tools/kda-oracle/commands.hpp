@@ -32,5 +32,7 @@ void print_tables(std::ostream& os);
 Command add_smoke(CLI::App& app);
 Command add_check(CLI::App& app);
 Command add_golden(CLI::App& app);
+Command add_campaign(CLI::App& app);
+Command add_report(CLI::App& app);
 
 }  // namespace kda::cli

@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"kda-oracle: a test oracle for KDA (Kimi Delta Attention) kernels"};
   app.require_subcommand(1);
   const std::vector<kda::cli::Command> commands{kda::cli::add_smoke(app), kda::cli::add_check(app),
-                                                kda::cli::add_golden(app)};
+                                                kda::cli::add_golden(app),  kda::cli::add_campaign(app),
+                                                kda::cli::add_report(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
