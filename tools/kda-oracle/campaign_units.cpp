@@ -1,5 +1,7 @@
 #include "campaign_units.hpp"
 
+#include <algorithm>
+
 #include "kda/properties/catalogue.hpp"
 
 namespace kda::cli {
@@ -20,7 +22,9 @@ int CaseCounts::for_unit(ImplementationKind kind, const std::string& scale) cons
 }
 
 std::vector<Unit> enumerate_units(const Plan& plan, const UnitSelection& selection) {
-  std::vector<std::string> properties = selection.properties;
+  std::vector<std::string> properties;  // a property named twice runs once
+  for (const auto& p : selection.properties)
+    if (std::find(properties.begin(), properties.end(), p) == properties.end()) properties.push_back(p);
   if (properties.empty())
     for (const auto& p : props::catalogue()) properties.push_back(p.name);
   std::vector<Unit> units;

@@ -38,7 +38,7 @@ std::string make_plot(const ReportOptions& options, const fs::path& case_file, c
   const std::string command = options.plotter + " " + props::shell_quote(case_file.string()) + " " +
                               props::shell_quote(plot.string()) + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return "cannot start `" + options.plotter + "`";
+  if (!pipe) return "the plotter '" + options.plotter + "' could not be started";
   std::string output;
   char buffer[4096];
   while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
@@ -46,7 +46,8 @@ std::string make_plot(const ReportOptions& options, const fs::path& case_file, c
   if (status == 0 && fs::exists(plot)) return "";
   while (!output.empty() && output.back() == '\n') output.pop_back();
   const std::string last = output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
-  return "`" + options.plotter + "` " + (status == 0 ? "wrote no plot" : "failed") + (last.empty() ? "" : ": " + last);
+  return "the plotter '" + options.plotter + "' " + (status == 0 ? "wrote no plot" : "failed") +
+         (last.empty() ? "" : ": " + last);
 }
 
 class ReportBuilder {
