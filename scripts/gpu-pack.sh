@@ -3,8 +3,9 @@
 # git-ignored .carry/: bin/ (the gpu-labelled test programs, the benchmarks, the CUDA example plugin, the
 # test plugin with planted stray device writes and kda-oracle), lib/ (the shared libraries they load
 # beyond the C/C++ runtime and the driver: the CUDA runtime, OpenMP, HDF5) and python/ (FLA and what
-# it imports beyond the GPU image's torch and triton: scripts/fla-pack.sh). Then, with the device tool: run `bash scripts/gpu-run.sh` and
-# `bash scripts/fla-run.sh` with carry [".carry"] (docs/cuda-decode.md, docs/fla.md).
+# it imports beyond the GPU image's torch and triton: scripts/fla-pack.sh). Then, with the device tool:
+# run `bash scripts/gpu-run.sh` and `bash scripts/fla-run.sh` with carry [".carry"] (docs/cuda-decode.md,
+# docs/fla.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build-gpu

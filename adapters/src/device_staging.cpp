@@ -67,50 +67,83 @@ std::vector<StagedBuffer> plan_staging(Problem& problem) {
   return plan;
 }
 
-DeviceStaging::DeviceStaging(Problem& problem, DeviceMemory& memory)
+KeptDeviceBuffers::~KeptDeviceBuffers() {
+  for (auto& [host, block] : blocks_) memory_.release(block.data);
+}
+
+std::byte* KeptDeviceBuffers::block_for(const std::shared_ptr<GuardedBuffer>& host, std::size_t bytes) {
+  if (auto it = blocks_.find(host.get()); it != blocks_.end()) {
+    if (it->second.bytes == bytes) return it->second.data;
+    memory_.release(it->second.data);
+    blocks_.erase(it);
+  }
+  std::byte* data = memory_.allocate(bytes);
+  blocks_.emplace(host.get(), Block{host, data, bytes});
+  return data;
+}
+
+void KeptDeviceBuffers::drop_unused() {
+  for (auto it = blocks_.begin(); it != blocks_.end();) {
+    if (it->second.host.use_count() > 1) {
+      ++it;
+      continue;
+    }
+    memory_.release(it->second.data);
+    it = blocks_.erase(it);
+  }
+}
+
+DeviceStaging::DeviceStaging(Problem& problem, DeviceMemory& memory,
+                             const std::vector<std::shared_ptr<GuardedBuffer>>& persistent, KeptDeviceBuffers* kept)
     : memory_(memory), buffers_(plan_staging(problem)), device_{memory} {
   if (buffers_.empty()) return;
   device_.data = memory_.allocate(round_up(buffers_.back().end()));
   for (const StagedBuffer& b : buffers_) {
+    const auto own =
+        std::find_if(persistent.begin(), persistent.end(), [&](const auto& p) { return p.get() == b.host; });
+    const bool keep = kept && own != persistent.end();
+    bands_.push_back(keep ? kept->block_for(*own, b.end() - b.offset) : device_.data + b.offset);
+  }
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const StagedBuffer& b = buffers_[i];
     const std::size_t size = b.host->size();
-    std::byte* payload = device_.data + b.payload_offset();
     // The host's bands and payload in one copy; the outer bands' poison around them.
-    memory_.to_device(payload - kGuard, b.host->band_before(), size + 2 * kGuard);
+    memory_.to_device(payload(i) - kGuard, b.host->band_before(), size + 2 * kGuard);
     if (b.band_before > kGuard) {
       const auto poison = outer_poison(-static_cast<std::int64_t>(b.band_before), b.band_before - kGuard);
-      memory_.to_device(device_.data + b.offset, poison.data(), poison.size());
+      memory_.to_device(bands_[i], poison.data(), poison.size());
     }
     if (b.band_after > kGuard) {
       const auto poison = outer_poison(static_cast<std::int64_t>(size + kGuard), b.band_after - kGuard);
-      memory_.to_device(payload + size + kGuard, poison.data(), poison.size());
+      memory_.to_device(payload(i) + size + kGuard, poison.data(), poison.size());
     }
   }
 }
 
-const StagedBuffer& DeviceStaging::staged(const GuardedBuffer* host) const {
-  for (const StagedBuffer& b : buffers_)
-    if (b.host == host) return b;
+std::size_t DeviceStaging::index_of(const GuardedBuffer* host) const {
+  for (std::size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].host == host) return i;
   throw std::invalid_argument("DeviceStaging: buffer '" + host->name() + "' was not staged");
 }
 
 void* DeviceStaging::device_data(const Tensor& tensor) const {
-  return device_.data + staged(tensor.buffer.get()).payload_offset() + tensor.view.byte_offset();
+  return payload(index_of(tensor.buffer.get())) + tensor.view.byte_offset();
 }
 
 std::vector<GuardViolation> DeviceStaging::copy_back() {
   std::vector<GuardViolation> found;
-  for (const StagedBuffer& b : buffers_) {
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const StagedBuffer& b = buffers_[i];
     const std::size_t size = b.host->size();
-    const std::byte* payload = device_.data + b.payload_offset();
-    memory_.to_host(b.host->band_before(), payload - kGuard, size + 2 * kGuard);
+    memory_.to_host(b.host->band_before(), payload(i) - kGuard, size + 2 * kGuard);
     if (b.band_before > kGuard) {
       std::vector<std::byte> band(b.band_before - kGuard);
-      memory_.to_host(band.data(), device_.data + b.offset, band.size());
+      memory_.to_host(band.data(), bands_[i], band.size());
       if (auto v = compare_band(b.host->name(), band, -static_cast<std::int64_t>(b.band_before))) found.push_back(*v);
     }
     if (b.band_after > kGuard) {
       std::vector<std::byte> band(b.band_after - kGuard);
-      memory_.to_host(band.data(), payload + size + kGuard, band.size());
+      memory_.to_host(band.data(), payload(i) + size + kGuard, band.size());
       if (auto v = compare_band(b.host->name(), band, static_cast<std::int64_t>(size + kGuard))) found.push_back(*v);
     }
   }

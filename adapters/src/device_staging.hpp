@@ -1,9 +1,10 @@
 #pragma once
 // A call's buffers staged on a device for a plugin that takes device memory (KDA_MEMORY_CUDA). Every
-// distinct buffer the problem's tensors view is copied whole into one device allocation, each between
-// device guard bands: the host's guard band (GuardedBuffer::kGuardBytes of its poison) next to the
-// payload and, before and after a state pool, one slot more of poison further out, where a slot index
-// off by one (-1, or the slot count) lands. Tensors get device pointers with their own strides and
+// distinct buffer the problem's tensors view is copied whole into one device allocation (a serving
+// run's kept metadata buffers into blocks kept across calls), each between device guard bands: the
+// host's guard band (GuardedBuffer::kGuardBytes of its poison) next to the payload and, before and
+// after a state pool, one slot more of poison further out, where a slot index off by one (-1, or the
+// slot count) lands. Tensors get device pointers with their own strides and
 // offsets, so aliasing (q, k, v slices of one fused buffer; a pool read and written in place) is the
 // host's. After the call every buffer comes back whole, payload and the host-sized part of its bands,
 // into the host buffer: a stray device write there is seen by the same byte comparison as a host
@@ -13,6 +14,8 @@
 // memory in the unit tests, so the plan and the comparison are tested without a GPU.
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -60,11 +63,38 @@ inline constexpr std::size_t kMaxPoolBand = std::size_t{64} << 20;
 // -kGuardBytes, or at least payload + kGuardBytes). Position-dependent like the host's.
 std::byte outer_poison_at(std::int64_t offset);
 
+// Device copies that outlive a call, for the host buffers a serving run keeps (PersistentMetadata):
+// a device plugin is handed the same metadata pointer, refilled, call after call, as an engine's
+// captured CUDA graphs are. A copy is freed once its host buffer is no longer kept elsewhere.
+class KeptDeviceBuffers {
+ public:
+  explicit KeptDeviceBuffers(DeviceMemory& memory) : memory_(memory) {}
+  KeptDeviceBuffers(const KeptDeviceBuffers&) = delete;
+  KeptDeviceBuffers& operator=(const KeptDeviceBuffers&) = delete;
+  ~KeptDeviceBuffers();
+  // The block of `bytes` (bands included) for `host`: the one it had, else a new one.
+  std::byte* block_for(const std::shared_ptr<GuardedBuffer>& host, std::size_t bytes);
+  // Frees the blocks of host buffers that only this holds (their serving run ended).
+  void drop_unused();
+  std::size_t size() const { return blocks_.size(); }
+
+ private:
+  struct Block {
+    std::shared_ptr<GuardedBuffer> host;  // held, so that no other buffer takes its address
+    std::byte* data;
+    std::size_t bytes;
+  };
+  DeviceMemory& memory_;
+  std::map<const GuardedBuffer*, Block> blocks_;
+};
+
 // One call's staging: allocated, filled and freed on every path (RAII).
 class DeviceStaging {
  public:
-  // Plans, allocates and copies every buffer, bands included, to the device.
-  DeviceStaging(Problem& problem, DeviceMemory& memory);
+  // Plans, allocates and copies every buffer, bands included, to the device. The buffers of
+  // `persistent` go to their kept blocks (`kept`), the others to one allocation of this call.
+  DeviceStaging(Problem& problem, DeviceMemory& memory,
+                const std::vector<std::shared_ptr<GuardedBuffer>>& persistent = {}, KeptDeviceBuffers* kept = nullptr);
   DeviceStaging(const DeviceStaging&) = delete;
   DeviceStaging& operator=(const DeviceStaging&) = delete;
 
@@ -86,11 +116,13 @@ class DeviceStaging {
       if (data) memory.release(data);
     }
   };
-  const StagedBuffer& staged(const GuardedBuffer* host) const;
+  std::size_t index_of(const GuardedBuffer* host) const;
+  std::byte* payload(std::size_t i) const { return bands_[i] + buffers_[i].band_before; }
 
   DeviceMemory& memory_;
   std::vector<StagedBuffer> buffers_;
   Allocation device_;
+  std::vector<std::byte*> bands_;  // each buffer's band before: in device_, or its kept block
 };
 
 }  // namespace kda::adapters

@@ -27,6 +27,14 @@ struct LibraryHandle {
   void* handle;
 };
 
+// The buffers a serving run keeps for a staged call's metadata tensors; none outside serving mode.
+std::vector<std::shared_ptr<GuardedBuffer>> kept_metadata(const Problem& staged) {
+  std::vector<std::shared_ptr<GuardedBuffer>> out;
+  if (!staged.persistent_metadata) return out;
+  for (std::string_view name : metadata_tensors(staged)) out.push_back(find_tensor_field(name)->in(staged)->buffer);
+  return out;
+}
+
 class PluginKernel final : public DeclaredKernel {
  public:
   PluginKernel(std::unique_ptr<LibraryHandle> library, const kda_plugin& descriptor, Declaration declaration,
@@ -35,7 +43,8 @@ class PluginKernel final : public DeclaredKernel {
         library_(std::move(library)),
         run_(descriptor.run),
         abi_version_(descriptor.abi_version),
-        device_(std::move(device)) {}
+        device_(std::move(device)),
+        kept_on_device_(device_ ? std::make_unique<KeptDeviceBuffers>(*device_) : nullptr) {}
 
   RunOutcome run(Problem& problem) override {
     // A version-1 call cannot carry verify tensors: kda-oracle checks such a problem itself, and a
@@ -50,7 +59,10 @@ class PluginKernel final : public DeclaredKernel {
     std::optional<DeviceStaging> on_device;        // KDA_MEMORY_CUDA: every buffer, whole, on the device
     kda_call call;
     try {
-      if (device_) on_device.emplace(staged, *device_);
+      if (device_) {
+        kept_on_device_->drop_unused();
+        on_device.emplace(staged, *device_, kept_metadata(staged), kept_on_device_.get());
+      }
       call = make_call(staged, abi_version_, on_device ? &*on_device : nullptr);
     } catch (const std::invalid_argument& e) {
       return RunOutcome::failed(std::string("cannot pass the call to the plugin: ") + e.what());
@@ -99,6 +111,7 @@ class PluginKernel final : public DeclaredKernel {
   std::uint32_t abi_version_;  // the plugin's: the version of the calls it gets
   PersistentMetadata persistent_;
   std::unique_ptr<DeviceMemory> device_;  // a KDA_MEMORY_CUDA plugin's; nullptr for host memory
+  std::unique_ptr<KeptDeviceBuffers> kept_on_device_;  // persistent_'s buffers on the device (freed before device_)
 };
 
 }  // namespace

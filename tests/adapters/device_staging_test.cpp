@@ -1,8 +1,8 @@
 // The device staging of KDA_MEMORY_CUDA plugins (adapters/src/device_staging.hpp) on a host-memory
 // fake of the device: the plan (one place per buffer, aligned payloads, a slot of extra band around a
 // pool), the copies both ways, stray writes located to the byte (in the host-sized bands through the
-// host buffer's own bands, further out by the staging itself) and every allocation freed, also when a
-// copy fails half-way. tests/gpu/cuda_plugin_test runs the same through the CUDA runtime.
+// host buffer's own bands, further out by the staging itself), a serving run's metadata kept at one
+// device address, and every allocation freed, also when a copy fails half-way. tests/gpu/cuda_plugin_test runs the same through the CUDA runtime.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +12,7 @@
 
 #include "device_staging.hpp"
 #include "kda/problem_factory.hpp"
+#include "persistent_metadata.hpp"
 
 namespace kda::adapters {
 namespace {
@@ -169,6 +170,51 @@ TEST(DeviceStaging, FreesItsAllocationWhenACopyFailsHalfWay) {
     EXPECT_STREQ(e.what(), "cudaMemcpyAsync to the device: planted");
   }
   EXPECT_EQ(memory.live(), 0u);
+}
+
+// The metadata buffers PersistentMetadata keeps for a staged serving call.
+std::vector<std::shared_ptr<GuardedBuffer>> kept_metadata(const Problem& staged) {
+  return {staged.cu_seqlens->buffer, staged.state_indices->buffer};
+}
+
+TEST(DeviceStaging, AServingRunsMetadataKeepsItsDeviceAddressRefilledUntilTheRunEnds) {
+  HostDeviceMemory memory;
+  KeptDeviceBuffers kept(memory);
+  PersistentMetadata persistent;
+  const void* first_address = nullptr;
+  {
+    Problem call = pooled_problem();
+    call.persistent_metadata = 1;
+    Problem staged = persistent.stage(call);
+    DeviceStaging staging(staged, memory, kept_metadata(staged), &kept);
+    first_address = staging.device_data(*staged.cu_seqlens);
+  }
+  EXPECT_EQ(kept.size(), 2u);
+  EXPECT_EQ(memory.live(), 2u);  // the call's own block is gone, the kept ones stay
+  {
+    Problem call = pooled_problem();
+    call.persistent_metadata = 1;
+    call.cu_seqlens->set_integer(1, 4);  // new contents, same geometry
+    Problem staged = persistent.stage(call);
+    kept.drop_unused();
+    DeviceStaging staging(staged, memory, kept_metadata(staged), &kept);
+    EXPECT_EQ(staging.device_data(*staged.cu_seqlens), first_address);
+    std::int32_t second = 0;
+    std::memcpy(&second, static_cast<const std::byte*>(staging.device_data(*staged.cu_seqlens)) + 4, 4);
+    EXPECT_EQ(second, 4);
+    EXPECT_NE(staging.device_data(staged.q), first_address);
+  }
+  {
+    Problem call = pooled_problem();
+    call.persistent_metadata = 2;  // another serving run: the first run's buffers are dropped
+    Problem staged = persistent.stage(call);
+    kept.drop_unused();
+    EXPECT_EQ(kept.size(), 0u);
+    DeviceStaging staging(staged, memory, kept_metadata(staged), &kept);
+    EXPECT_EQ(kept.size(), 2u);
+  }
+  kept.drop_unused();  // the run's buffers are still kept by `persistent`
+  EXPECT_EQ(kept.size(), 2u);
 }
 
 TEST(DeviceStaging, TheOuterPoisonDiffersFromTheHostBandsAndAlongTheBand) {
