@@ -13,6 +13,7 @@
 #include "persistent_metadata.hpp"
 #include "plugin_call.hpp"
 #include "plugin_descriptor.hpp"
+#include "plugin_loading.hpp"
 #include "rule_names.hpp"
 
 namespace kda::adapters {
@@ -117,6 +118,10 @@ class PluginKernel final : public DeclaredKernel {
 }  // namespace
 
 std::unique_ptr<Kernel> load_plugin(const std::filesystem::path& library) {
+  return load_plugin(library, open_cuda_memory);
+}
+
+std::unique_ptr<Kernel> load_plugin(const std::filesystem::path& library, const DeviceOpener& open_device) {
   const std::string where = library.string();
   // RTLD_LOCAL: two plugins may define the same symbols. RTLD_NOW: a missing symbol fails here, not mid-run.
   void* opened = dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -129,7 +134,7 @@ std::unique_ptr<Kernel> load_plugin(const std::filesystem::path& library) {
   const kda_plugin* descriptor = descriptor_fn();
   if (!descriptor) throw PluginError("plugin " + where + ": " + KDA_PLUGIN_DESCRIPTOR_SYMBOL + "() returned NULL");
   Declaration declaration = read_descriptor(*descriptor, where);
-  std::unique_ptr<DeviceMemory> device = descriptor->memory == KDA_MEMORY_CUDA ? open_cuda_memory(where) : nullptr;
+  std::unique_ptr<DeviceMemory> device = descriptor->memory == KDA_MEMORY_CUDA ? open_device(where) : nullptr;
   return std::make_unique<PluginKernel>(std::move(handle), *descriptor, std::move(declaration), std::move(device));
 }
 

@@ -7,7 +7,8 @@
  *     version 2 added: it zeroes o, and fails, saying what it got, when a call's abi_version is not 1
  *     or its mode not prefill or decode
  *   9 declares KDA_MODE_VERIFY without a verify state source
- *  10 declares KDA_MEMORY_CUDA (refused by a kda-oracle built without CUDA) */
+ *  10 declares KDA_MEMORY_CUDA (refused by a kda-oracle built without CUDA); staged in host memory
+ *     standing in for device 3, it writes o[-1] and, with a pool, the first 8 bytes of slot -1 */
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,16 @@ static int run(const kda_call* call, char* message, size_t message_size) {
           for (h = 0; h < o->shape[2]; ++h)
             for (j = 0; j < o->shape[3]; ++j)
               ((float*)o->data)[b * o->strides[0] + t * o->strides[1] + h * o->strides[2] + j * o->strides[3]] = 0.0f;
+      return KDA_STATUS_OK;
+    }
+    case 10: {
+      const float x = 1.0f;
+      if (call->memory != KDA_MEMORY_CUDA || call->device != 3) {
+        snprintf(message, message_size, "called with memory %d, device %d", call->memory, call->device);
+        return KDA_STATUS_FAILED;
+      }
+      memcpy((char*)call->o.data - sizeof x, &x, sizeof x);
+      if (call->state_pool.present) memset((char*)call->state_pool.data - call->state_pool.strides[0] * 4, 0x7f, 8);
       return KDA_STATUS_OK;
     }
     case 6: {

@@ -2,7 +2,8 @@
 // fake of the device: the plan (one place per buffer, aligned payloads, a slot of extra band around a
 // pool), the copies both ways, stray writes located to the byte (in the host-sized bands through the
 // host buffer's own bands, further out by the staging itself), a serving run's metadata kept at one
-// device address, and every allocation freed, also when a copy fails half-way. tests/gpu/cuda_plugin_test runs the same through the CUDA runtime.
+// device address, and every allocation freed, also when a copy fails half-way; then a plugin declaring
+// KDA_MEMORY_CUDA (adapters/tests/test_plugin.c, variant 10) loaded with the fake as its device. tests/gpu/cuda_plugin_test runs the same through the CUDA runtime.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "device_staging.hpp"
 #include "kda/problem_factory.hpp"
 #include "persistent_metadata.hpp"
+#include "plugin_loading.hpp"
 
 namespace kda::adapters {
 namespace {
@@ -26,10 +28,13 @@ class HostDeviceMemory final : public DeviceMemory {
     auto block = std::make_unique<std::byte[]>(bytes + kGuard);
     auto* aligned = block.get() + (kGuard - reinterpret_cast<std::uintptr_t>(block.get()) % kGuard) % kGuard;
     live_[aligned] = std::move(block);
-    last_bytes = bytes;
+    *live_count = live_.size();
     return aligned;
   }
-  void release(std::byte* device) noexcept override { live_.erase(device); }
+  void release(std::byte* device) noexcept override {
+    live_.erase(device);
+    *live_count = live_.size();
+  }
   void to_device(std::byte* device, const std::byte* host, std::size_t bytes) override {
     if (fail_copy_to_device == copies_to_device++) throw DeviceError("cudaMemcpyAsync to the device: planted");
     std::memcpy(device, host, bytes);
@@ -42,7 +47,7 @@ class HostDeviceMemory final : public DeviceMemory {
   void* stream() const override { return nullptr; }
 
   std::size_t live() const { return live_.size(); }
-  std::size_t last_bytes = 0;
+  std::shared_ptr<std::size_t> live_count = std::make_shared<std::size_t>(0);  // outlives the memory
   int fail_copy_to_device = -1;  // the copy (counting from 0) that throws; -1: none
 
  private:
@@ -50,13 +55,13 @@ class HostDeviceMemory final : public DeviceMemory {
   std::map<std::byte*, std::unique_ptr<std::byte[]>> live_;
 };
 
-// A pooled f32 prefill with a -1 padding row and a pool slot padded to 1000 elements.
+// A pooled f32 prefill with a -1 padding row and a pool slot padded to 1024 elements.
 Problem pooled_problem() {
   ProblemSpec spec;
   spec.lengths = {5, 3, 7};
   spec.H = 1, spec.HV = 2, spec.K = 16, spec.V = 16;
   spec.state = StateSource::pool;
-  spec.pool_slot_stride = 1000;
+  spec.pool_slot_stride = 1024;
   spec.indices = {2, -1, 0};
   Problem p = make_problem(spec);
   fill_random(p, 5);
@@ -225,6 +230,33 @@ TEST(DeviceStaging, TheOuterPoisonDiffersFromTheHostBandsAndAlongTheBand) {
   for (std::size_t i = 0; i < GuardedBuffer::kGuardBytes; ++i)
     same += outer_poison_at(-kGuard - static_cast<std::int64_t>(i)) == GuardedBuffer::poison_at(i);
   EXPECT_LT(same, 8);
+}
+
+TEST(DeviceStaging, ADevicePluginGetsDevicePointersAndItsStrayWritesAreLocated) {
+  std::shared_ptr<std::size_t> live;
+  auto kernel = load_plugin(KDA_DEVICE_TEST_PLUGIN, [&](const std::string&) {
+    auto memory = std::make_unique<HostDeviceMemory>();
+    live = memory->live_count;
+    return memory;
+  });
+  // o[-1]: back in o's host band, the call itself fine.
+  ProblemSpec spec;
+  spec.lengths = {3, 4};
+  Problem dense = make_problem(spec);
+  const RunOutcome ran = kernel->run(dense);
+  ASSERT_EQ(ran.status, RunOutcome::Status::ok) << ran.message;
+  ASSERT_TRUE(dense.o.buffer->check_guards());
+  EXPECT_EQ(dense.o.buffer->check_guards()->first_byte, -4);
+  EXPECT_EQ(*live, 0u);
+  // Slot -1 of the pool: beyond the host's band, a failure naming the bytes.
+  Problem pooled = pooled_problem();
+  const std::int64_t slot = pool_slot_bytes(pooled);
+  const RunOutcome failed = kernel->run(pooled);
+  ASSERT_EQ(failed.status, RunOutcome::Status::failed);
+  const GuardViolation slot_minus_one{"state_pool", -slot, -slot + 7, 8};
+  EXPECT_EQ(failed.message, "plugin test-plugin wrote outside its buffers on the device:\n  " + slot_minus_one.describe());
+  EXPECT_EQ(pooled.o.buffer->check_guards().value_or(GuardViolation{}).first_byte, -4);
+  EXPECT_EQ(*live, 0u);
 }
 
 }  // namespace
