@@ -3,7 +3,8 @@
 // pool), the copies both ways, stray writes located to the byte (in the host-sized bands through the
 // host buffer's own bands, further out by the staging itself), a serving run's metadata kept at one
 // device address, and every allocation freed, also when a copy fails half-way; then a plugin declaring
-// KDA_MEMORY_CUDA (adapters/tests/test_plugin.c, variant 10) loaded with the fake as its device. tests/gpu/cuda_plugin_test runs the same through the CUDA runtime.
+// KDA_MEMORY_CUDA (adapters/tests/test_plugin.c, variant 10) loaded with the fake as its device.
+// tests/gpu/cuda_plugin_test runs the same through the CUDA runtime.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -158,7 +159,8 @@ TEST(DeviceStaging, AWriteOneSlotBeforeOrAfterThePoolIsLocatedToTheByte) {
   EXPECT_EQ(found[0].first_byte, -slot);
   EXPECT_EQ(found[0].last_byte, -slot + 7);
   EXPECT_EQ(found[0].bytes_changed, 8);
-  EXPECT_NE(found[0].describe().find("guard band before buffer 'state_pool'"), std::string::npos) << found[0].describe();
+  EXPECT_NE(found[0].describe().find("guard band before buffer 'state_pool'"), std::string::npos)
+      << found[0].describe();
   EXPECT_EQ(found[1].first_byte, size + slot - 8);
   EXPECT_EQ(found[1].last_byte, size + slot - 1);
   EXPECT_FALSE(p.state_pool->buffer->check_guards());  // beyond the host's band: reported by the staging only
@@ -254,7 +256,8 @@ TEST(DeviceStaging, ADevicePluginGetsDevicePointersAndItsStrayWritesAreLocated) 
   const RunOutcome failed = kernel->run(pooled);
   ASSERT_EQ(failed.status, RunOutcome::Status::failed);
   const GuardViolation slot_minus_one{"state_pool", -slot, -slot + 7, 8};
-  EXPECT_EQ(failed.message, "plugin test-plugin wrote outside its buffers on the device:\n  " + slot_minus_one.describe());
+  EXPECT_EQ(failed.message,
+            "plugin test-plugin wrote outside its buffers on the device:\n  " + slot_minus_one.describe());
   EXPECT_EQ(pooled.o.buffer->check_guards().value_or(GuardViolation{}).first_byte, -4);
   EXPECT_EQ(*live, 0u);
 }
