@@ -111,6 +111,16 @@ def fold(tensor, err):
     return grid, None, where
 
 
+def rel_rms(got, want, err):
+    """RMS(kernel - reference) / RMS(reference) over the compared elements (inf where one is non-finite)."""
+    if np.isinf(err).any():
+        return np.inf
+    compared = err > 0
+    diff = np.where(compared, got - want, 0.0)
+    scale = np.sqrt(np.mean(want ** 2))
+    return np.sqrt(np.mean(diff ** 2)) / (scale if scale > 0 else 1.0)
+
+
 def worst_index(err):
     flat = err.reshape(-1)
     infinite = np.flatnonzero(np.isinf(flat))
@@ -144,15 +154,15 @@ def plot(out, case_name, case, found):
         x, y, position = where(index)
         ax.plot([x], [y], marker="o", markersize=12, markerfacecolor="none", markeredgecolor="red", markeredgewidth=2)
         got_value, want_value = got.reshape(-1)[index], want.reshape(-1)[index]
-        ax.set_title("%s: worst at %s (kernel %.9g, reference %.9g)" % (tensor, position, got_value, want_value),
-                     fontsize=9)
+        ax.set_title("%s: rel-RMS %.2e, worst at %s (kernel %.9g, reference %.9g)"
+                     % (tensor, rel_rms(got, want, err), position, got_value, want_value), fontsize=9)
         ax.set_xlabel(X_LABEL[tensor])
         ax.set_ylabel("head")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if grid.shape[0] <= 16:
-            ax.set_yticks(range(grid.shape[0]))
-        else:
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        for axis, n, set_ticks in ((ax.xaxis, grid.shape[1], ax.set_xticks), (ax.yaxis, grid.shape[0], ax.set_yticks)):
+            if n <= 16:
+                set_ticks(range(n))
+            else:
+                axis.set_major_locator(MaxNLocator(integer=True))
     meta = case.get("metadata")
     label = ", ".join(text(meta.attrs[k]) for k in ("property", "kernel") if meta is not None and k in meta.attrs)
     title = (label + "\n" if label else "") + text(case.attrs.get("describe", case_name))
