@@ -128,7 +128,10 @@ def worst_index(err):
 
 
 def plot(out, case_name, case, found):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("matplotlib is not installed (Debian: python3-matplotlib; pip: matplotlib)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm

@@ -21,7 +21,8 @@ import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 ORACLE = os.environ["KDA_ORACLE"]
-PLANTED = "exec:%s %s --bug window-512" % (sys.executable, os.path.join(ROOT, "adapters", "tests", "planted_numerics.py"))
+PLANTED = "exec:%s %s --bug window-512" % (sys.executable,
+                                           os.path.join(ROOT, "adapters", "tests", "planted_numerics.py"))
 PLOT = os.path.join(ROOT, "scripts", "plot_failure.py")
 
 

@@ -97,7 +97,8 @@ Command add_check(CLI::App& app) {
       ->capture_default_str()
       ->check(at_least(0, false));
   sub->add_option("--results", args->results,
-                  "write the results as JSON to this file (schema kda-oracle/check-results), also when properties fail");
+                  "write the results as JSON to this file (schema kda-oracle/check-results), also when "
+                  "properties fail");
   sub->add_flag("--list", args->list, "list the properties and kernels (Markdown tables), then exit");
   return {sub, [args] {
             if (args->list) {
