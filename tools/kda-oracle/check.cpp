@@ -1,4 +1,4 @@
-// `kda-oracle check`: runs the property catalogue against a kernel and prints a table.
+// `kda-oracle check`: runs the property catalogue against a kernel and prints a table (--results: also as JSON).
 #include <cctype>
 #include <chrono>
 #include <filesystem>
