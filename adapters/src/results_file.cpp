@@ -58,7 +58,9 @@ RunOutcome apply_results(const std::filesystem::path& results, const std::string
     // An empty output (o of a call with no tokens) has no storage: memcpy must not see its null pointers.
     if (!b.payload.empty()) std::memcpy(buffer.data(), b.payload.data(), b.payload.size());
   }
-  return RunOutcome::ok();
+  RunOutcome outcome = RunOutcome::ok();
+  outcome.seconds = r.seconds;
+  return outcome;
 }
 
 }  // namespace kda::adapters

@@ -163,6 +163,7 @@ CaseResult ResultsFile::read(const std::string& name) const {
   CaseResult r;
   if (rejected) r.rejection = Rejection{kase.text("rejected_rule"), kase.text("rejected_message")};
   if (unsupported) r.unsupported = kase.text("unsupported");
+  if (kase.has_attribute("seconds")) r.seconds = kase.real("seconds");
   for (const auto& field : tensor_fields())
     if (field.written() && kase.has(std::string(field.name)))
       r.outputs.push_back(read_output(kase, std::string(field.name)));

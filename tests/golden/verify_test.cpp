@@ -274,6 +274,22 @@ TEST_F(Verify, ResultBuffersThatDoNotFitTheCaseAreRefused) {
 
 // An output declared 1 GiB against 256 MiB available: refused before it is read (else the reader would
 // allocate it, and only then find that it does not fit the case).
+// A program that times its own calls (the Python adapter kit) stores each call's wall seconds as the
+// case's attribute `seconds`; absent, there is none.
+TEST_F(Verify, ACallsOwnSecondsAreReadWhenStored) {
+  const fs::path file = results("timed.h5");
+  EXPECT_FALSE(ResultsFile::open(file).read("chunk_boundaries").seconds);
+  edit(file, [](hid_t f) {
+    const hid_t g = H5Gopen2(f, "/cases/chunk_boundaries", H5P_DEFAULT);
+    const hid_t scalar = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(g, "seconds", H5T_IEEE_F64LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    const double seconds = 0.25;
+    ASSERT_GE(H5Awrite(a, H5T_NATIVE_DOUBLE, &seconds), 0);
+    H5Aclose(a), H5Sclose(scalar), H5Gclose(g);
+  });
+  EXPECT_EQ(ResultsFile::open(file).read("chunk_boundaries").seconds, 0.25);
+}
+
 TEST_F(Verify, ResultBuffersBeyondTheMemoryAvailableAreRefusedBeforeReading) {
   const fs::path huge = results("huge.h5");
   edit(huge, [](hid_t f) { replace_dataset(f, "/cases/chunk_boundaries/o", H5T_IEEE_F32LE, {hsize_t{1} << 28}, "f32"); });

@@ -157,8 +157,7 @@ int run_campaign(CampaignArgs& args) {
         result = run_unit(unit, args.context);
       } catch (const KernelNotStarted& e) {
         const std::string tail = log.tail(6);
-        const std::string why = std::string("the kernel did not start: ") + e.what() +
-                                (tail.empty() ? "" : " (its stderr: " + tail + ")");
+        const std::string why = "the kernel did not start: " + (tail.empty() ? std::string(e.what()) : tail);
         not_started[kernel] = why;
         result = not_run_unit(unit, args.context, why);
       }

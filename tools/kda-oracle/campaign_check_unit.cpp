@@ -1,96 +1,89 @@
-// A campaign's check unit: one property of the catalogue against one implementation at one scale,
-// its result in the shape of one entry of `kda-oracle check --results` (status, reason, cases, seconds,
-// failure: diagnosis, replay, case_file relative to the unit's JSON), run in this process.
+// A campaign's check unit: one property of the catalogue against one implementation at one scale, run
+// as `kda-oracle check ... --results FILE` in a process of its own (a plugin that crashes ends that
+// process, not the campaign), its output in the unit's log. The unit's JSON takes the property's entry
+// of the results (status, reason, cases, seconds, failure) with the saved case's path made relative to
+// the unit's JSON. A check that exits with status 2 and no results (the kernel did not start: an
+// adapter failing its handshake) throws KernelNotStarted.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cctype>
-#include <sstream>
+#include <fstream>
 
 #include "campaign_unit_run.hpp"
-#include "kda/golden/case_io.hpp"
-#include "kda/properties/runner.hpp"
-#include "kda/properties/shell_quote.hpp"
-#include "kda/reference.hpp"
 
 namespace kda::cli {
 
 namespace {
 
-// The shrunk failing case as a golden-schema HDF5 case with the fp64 expected outputs (as `check
-// --save-failures` saves it), under results_dir/cases/.
-std::filesystem::path save_failing_case(const Unit& unit, const UnitContext& context, const Problem& problem,
-                                        std::uint64_t seed) {
-  std::string stem = unit.id();
-  for (char& c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  const auto path = context.results_dir / "cases" / (stem + ".h5");
-  std::filesystem::create_directories(path.parent_path());
-  golden::Case c{deep_copy(problem),
-                 {{"property", unit.property}, {"kernel", unit.implementation->kernel}, {"seed", std::to_string(seed)}},
-                 {},
-                 {},
-                 {}};
-  if (validate(problem, profile_strict()).empty()) c.expected = run_reference<double>(problem, Algorithm::recurrent);
-  auto file = golden::File::create(path, {{"purpose", "a failing case saved by kda-oracle campaign"}});
-  file.write_case(unit.property, c);
-  file.close();
-  return path;
+namespace fs = std::filesystem;
+
+// Runs this program with `arguments`, stdout joined to stderr; the wait status.
+int run_self(const std::vector<std::string>& arguments) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::vector<char*> argv{const_cast<char*>(self.c_str())};
+  for (const auto& a : arguments) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("cannot start kda-oracle check: fork failed");
+  if (pid == 0) {
+    ::dup2(2, 1);
+    ::execv(self.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
 }
 
-// The failure's message in one line: rapidcheck's source location and assertion lines skipped, a
-// heading ending in ':' joined with its first item, at most 400 characters.
-std::string diagnosis_of(const std::string& failure) {
-  std::vector<std::string> lines;
-  std::istringstream in(failure);
-  for (std::string line; std::getline(in, line);) {
-    const auto first = line.find_first_not_of(' ');
-    if (first == std::string::npos || line.rfind("RC_", first) == first) continue;
-    if (line.back() == ':' && line.find(".cpp:") != std::string::npos) continue;  // file.cpp:58:
-    lines.push_back(line.substr(first));
-  }
-  if (lines.empty()) return "failed";
-  std::string text = lines[0];
-  if (text.back() == ':' && lines.size() > 1) text += " " + lines[1];
-  return text.size() > 400 ? text.substr(0, 397) + "..." : text;
+std::string flattened(const std::string& id) {
+  std::string stem = id;
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return stem;
 }
 
 }  // namespace
 
 Json run_check_unit(const Unit& unit, const UnitContext& context) {
-  registry::KernelUnderTest kut = start_kernel(unit.implementation->kernel, context);
-  const props::Scale scale = props::parse_scale(unit.scale);
-  props::CheckContext check{*kut.kernel, *kut.model, props::limits_for(scale)};
-  props::RunOptions run;
-  run.properties = {unit.property};
-  run.cases = unit.cases;
-  run.seed = context.seed;
-  std::filesystem::path case_file;
-  run.on_failing_case = [&](const std::string&, const Problem& problem) {
-    case_file = save_failing_case(unit, context, problem, props::property_seed(context.seed, unit.property));
-  };
-  const props::PropertyReport report = props::run_properties(check, run).at(0);
-
+  const fs::path results = context.results_dir / "check-results" / (unit.id() + ".json");
+  fs::remove(results);
+  fs::create_directories(results.parent_path());
+  char timeout[32];
+  std::snprintf(timeout, sizeof timeout, "%g", context.timeout);
+  // --shard 0/1: the campaign's seed, whatever sharding variables the campaign itself runs under.
+  const int status = run_self({"check", "--kernel", unit.implementation->kernel, "--properties", unit.property,
+                               "--cases", std::to_string(unit.cases), "--seed", std::to_string(context.seed),
+                               "--scale", unit.scale, "--shard", "0/1", "--timeout", timeout, "--save-failures",
+                               (context.results_dir / "cases" / flattened(unit.id())).string(), "--results",
+                               results.string()});
+  const fs::path unit_dir = unit.file(context.results_dir).parent_path();
   Json j = unit_header(unit, context);
-  j["adapter"] = kut.kernel->name();
-  j["precision_model"] = kut.model->name();
-  j["status"] = !report.skipped.empty() ? "skipped" : report.ok() ? "pass" : "fail";
-  j["reason"] = report.skipped.empty() ? Json() : Json(report.skipped);
-  j["cases"] = report.cases;
-  j["seconds"] = report.seconds;
-  j["failure"] = Json();
-  if (!report.ok()) {
-    Json failure;
-    failure["diagnosis"] = !report.failure.empty() ? diagnosis_of(report.failure)
-                                                    : "no case in category '" + report.missing_categories.at(0) +
-                                                          "' in " + std::to_string(report.cases) + " cases";
-    failure["detail"] = report.failure;
-    failure["replay"] = report.replay.empty()
-                            ? Json()
-                            : Json("kda-oracle check --kernel " + props::shell_quote(unit.implementation->kernel) +
-                                   (scale == props::Scale::small ? "" : " --scale " + unit.scale) + " --properties " +
-                                   unit.property + " --replay " + props::shell_quote(report.replay));
-    const auto unit_dir = unit.file(context.results_dir).parent_path();
-    failure["case_file"] = case_file.empty() ? Json() : Json(std::filesystem::relative(case_file, unit_dir).string());
-    failure["plot"] = Json();
-    j["failure"] = failure;
+  if (!fs::exists(results)) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) throw KernelNotStarted("kda-oracle check exited with status 2");
+    j["status"] = "fail";
+    j["reason"] = nullptr;
+    j["cases"] = 0;
+    j["seconds"] = 0;
+    j["failure"] = {{"diagnosis", WIFSIGNALED(status) ? "kda-oracle check ended by signal " +
+                                                            std::to_string(WTERMSIG(status)) + " (a plugin crashed?)"
+                                                      : "kda-oracle check wrote no results (exit status " +
+                                                            std::to_string(WEXITSTATUS(status)) + ")"},
+                    {"replay", nullptr},
+                    {"case_file", nullptr},
+                    {"plot", nullptr}};
+    return j;
+  }
+  std::ifstream in(results);
+  const Json check = Json::parse(in);
+  const Json& entry = check.at("properties").at(0);
+  j["adapter"] = check.at("adapter");
+  j["precision_model"] = check.at("precision_model");
+  for (const char* key : {"status", "reason", "cases", "seconds", "failure"}) j[key] = entry.at(key);
+  if (j["failure"].is_object() && j["failure"]["case_file"].is_string()) {
+    const fs::path case_file = results.parent_path() / j["failure"]["case_file"].get<std::string>();
+    j["failure"]["case_file"] = case_file.lexically_normal().lexically_relative(unit_dir.lexically_normal()).string();
   }
   return j;
 }

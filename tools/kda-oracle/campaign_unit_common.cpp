@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <iostream>
 
 #include "campaign_unit_run.hpp"
 
@@ -28,6 +29,7 @@ registry::KernelUnderTest start_kernel(const std::string& kernel, const UnitCont
   try {
     return registry::make_kernel(kernel, {std::chrono::milliseconds(static_cast<std::int64_t>(context.timeout * 1000))});
   } catch (const std::exception& e) {
+    std::cerr << "kda-oracle: " << e.what() << '\n';  // into the unit's log, as `check` reports it
     throw KernelNotStarted(e.what());
   }
 }

@@ -1,6 +1,7 @@
 #include "report_merge.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -30,6 +31,13 @@ std::string label(char letter, std::size_t number) {
 
 std::string text_of(const Json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// A unit id as a file name: "check/fla-chunk/small/untouched" -> "check_fla-chunk_small_untouched".
+std::string flattened(std::string id) {
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return id;
 }
 
 // Runs the plotter; empty when the plot was made, else why not.
@@ -260,10 +268,10 @@ class ReportBuilder {
       doc_.paragraph({plain("The case file " + source.string() + " is missing.")});
       return;
     }
-    const std::string name = source.filename().string();
+    const std::string name = flattened(text_of(r.json, "unit")) + ".h5";  // one per unit (scales share names)
     fs::create_directories(dir_ / "cases");
     fs::copy_file(source, dir_ / "cases" / name, fs::copy_options::overwrite_existing);
-    const fs::path plot = fs::path("plots") / (source.stem().string() + ".svg");
+    const fs::path plot = fs::path("plots") / (flattened(text_of(r.json, "unit")) + ".svg");
     const std::string why = make_plot(options_, dir_ / "cases" / name, dir_ / plot);
     doc_.paragraph({plain("Shrunk case: "), link("cases/" + name, "cases/" + name)});
     if (why.empty())

@@ -4,6 +4,7 @@
 // supports (Capabilities) and which contract it enforces (Profile); run() either writes its outputs
 // into the problem's own output tensors or rejects the problem with typed violations.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,11 @@ struct RunOutcome {
   Status status = Status::ok;
   std::vector<Violation> violations;  // rejected: what the kernel's contract check found
   std::string message;                // failed: what went wrong (a launch error, a crash of a plugin, ...)
+  std::optional<double> seconds;      // ok: the call's own wall time, when the kernel reports it (an exec adapter)
 
   static RunOutcome ok() { return {}; }
-  static RunOutcome rejected(std::vector<Violation> v) { return {Status::rejected, std::move(v), {}}; }
-  static RunOutcome failed(std::string m) { return {Status::failed, {}, std::move(m)}; }
+  static RunOutcome rejected(std::vector<Violation> v) { return {Status::rejected, std::move(v), {}, {}}; }
+  static RunOutcome failed(std::string m) { return {Status::failed, {}, std::move(m), {}}; }
 };
 
 class Kernel {

@@ -40,6 +40,7 @@ struct CaseResult {
   std::vector<OutputBuffer> outputs;       // the kernel ran (in the order of kda::tensor_fields())
   std::optional<Rejection> rejection;      // the kernel rejected the call
   std::optional<std::string> unsupported;  // the kernel cannot run such a case (skipped, not failed)
+  std::optional<double> seconds;           // the call's wall seconds as the kernel's program timed it, if it did
 };
 
 class ResultsFile {
