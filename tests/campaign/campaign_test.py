@@ -10,6 +10,7 @@ Tests (one CTest entry each):
   shards-merge     the CPU plan in 3 shards, one per variable style, merged: the same report as one run
   resume           a rerun runs nothing; a deleted unit is run again, alone
   budget           --budget stops starting units: exit status 3, a partial report; a rerun completes
+  plan             a plan with a mistake is refused naming its file and the field
   merge            fixtures: shards merge; identical duplicates collapse; a conflicting duplicate and
                    folders of different campaigns are errors naming both files
   examples         docs/examples/campaign.sbatch and campaign-job.yaml shard the plan completely
@@ -17,6 +18,7 @@ Run from the repository root with a python3 that has numpy and h5py first on PAT
 `python3`). Exit status 0 passed, 1 failed, 77 skipped (no PyYAML for the Job manifest).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -160,6 +162,25 @@ def test_budget(args):
           f"the rerun did not continue where the first stopped: {ran} then {rest}")
 
 
+def test_plan(args):
+    good = {"name": "x", "kernel": "ref-fp32", "kind": "recurrent"}
+    mistakes = [({"library": "l", "implementations": [dict(good, kind="parallel")]},
+                 "implementation 0: \"kind\" is 'parallel', expected recurrent or chunked"),
+                ({"library": "l", "implementations": [{"name": "x", "kind": "recurrent"}]},
+                 "implementation 0: \"kernel\" must be a non-empty string"),
+                ({"implementations": [good]}, "\"library\" must be a non-empty string"),
+                ({"library": "l", "implementations": [good, good]}, "implementation name 'x' is used twice"),
+                ({"library": "l", "implementations": [dict(good, name="a b")]}, "name 'a b' may hold letters")]
+    for i, (plan, message) in enumerate(mistakes):
+        folder = os.path.join(args.work, f"plan-{i}")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "lib.json"), "w") as f:
+            json.dump(plan, f)
+        done = run(args, ["campaign", "--plan", folder, "--dry-run"], expect=2)
+        check(os.path.join(folder, "lib.json") in done.stderr and message in done.stderr,
+              f"plan {plan}: expected an error naming lib.json and saying {message!r}, got: {done.stderr}")
+
+
 def test_merge(args):
     fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
     f = lambda name: os.path.join(fixtures, name)  # noqa: E731
@@ -228,7 +249,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--oracle", required=True)
     parser.add_argument("--work", required=True)
-    parser.add_argument("test", choices=["shard-variables", "shards-merge", "resume", "budget", "merge", "examples"])
+    parser.add_argument("test", choices=["shard-variables", "shards-merge", "resume", "budget", "plan", "merge",
+                                         "examples"])
     args = parser.parse_args()
     args.oracle = os.path.abspath(args.oracle)
     args.work = os.path.abspath(os.path.join(args.work, args.test))

@@ -313,21 +313,22 @@ class ReportBuilder {
       if (!r) continue;
       const Json& u = r->json;
       if (!u.contains("shapes")) {
-        rows.push_back({{plain(impl)}, {plain("-")}, {plain("-")}, cell("speed/" + impl), {}});
+        rows.push_back({{plain(impl)}, {plain("-")}, {plain("-")}, cell("speed/" + impl), {}, {}});
         continue;
       }
       for (const auto& s : u["shapes"]) {
-        Inline median, rate;
+        Inline median, rate, timed_by;
         if (s.contains("skipped")) {
           median = {plain("skipped (" + reason_label(text_of(s, "skipped")) + ")")};
         } else if (options_.timings) {
           median = {plain(format("%.3f ms", 1e3 * s["median_seconds"].get<double>()))};
           rate = {plain(format("%.4g", s["tokens_per_second"].get<double>()))};
+          timed_by = {plain(text_of(s, "timing") == "adapter" ? "the adapter" : "kda-oracle")};
         } else {
           median = {plain("timed")};
         }
         rows.push_back({{plain(impl)}, {plain(text_of(s, "shape"))}, {plain(std::to_string(s.value("tokens", 0)))},
-                        median, rate});
+                        median, rate, timed_by});
       }
     }
     if (rows.empty()) return;
@@ -337,7 +338,7 @@ class ReportBuilder {
                           " calls after a warm-up call, each timed by the adapter where it reports its calls' "
                           "seconds, else by kda-oracle around the call (request files included).")});
     doc_.table({{plain("implementation")}, {plain("shape")}, {plain("tokens")}, {plain("median call")},
-                {plain("tokens/s")}},
+                {plain("tokens/s")}, {plain("timed by")}},
                std::move(rows));
     reasons_after_speed();
   }
