@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "campaign_unit_run.hpp"
 #include "commands.hpp"
