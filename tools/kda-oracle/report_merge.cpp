@@ -136,12 +136,14 @@ class ReportBuilder {
     }
     summary.units = static_cast<int>(planned_.size());
     const auto& cases = settings["cases"];
-    doc_.paragraph({plain(std::to_string(implementations_.size()) + " implementations of " +
+    const std::string suite = text_of(settings, "golden_suite");
+    doc_.paragraph({plain(std::to_string(implementations_.size()) +
+                          (implementations_.size() == 1 ? " implementation of " : " implementations of ") +
                           std::to_string(libraries.size()) + (libraries.size() == 1 ? " library" : " libraries") + ", seed " + settings["seed"].dump() +
                           "; cases per property: " + cases["recurrent"].dump() + " (recurrent kind) and " +
                           cases["chunked"].dump() + " (chunked) at small scale, " + cases["realistic_recurrent"].dump() +
-                          " and " + cases["realistic_chunked"].dump() + " at realistic scale; golden suite " +
-                          text_of(settings, "golden_suite") + ".")});
+                          " and " + cases["realistic_chunked"].dump() + " at realistic scale; " +
+                          (suite.empty() ? std::string("no golden suite") : "golden suite " + suite) + ".")});
     doc_.paragraph({plain("Units: " + std::to_string(summary.done) + " of " + std::to_string(summary.units) +
                           " done: " + std::to_string(counts["pass"]) + " pass, "),
                     bold(std::to_string(counts["fail"]) + " FAIL"),
