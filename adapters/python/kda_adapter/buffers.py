@@ -4,6 +4,11 @@ Each buffer is one raw uint8 allocation, [guard | payload | guard], the guards f
 as floats); a tensor is a strided view (as_strided) of the typed payload. The two backends share
 that layout and differ only in the array library.
 """
+import contextlib
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
 from .dtypes import STORED, TORCH_NAMES
 
 
@@ -13,13 +18,8 @@ class NumpyBuffers:
     torch = None
     device = "cpu"
 
-    def __init__(self):
-        import numpy
-        from numpy.lib.stride_tricks import as_strided
-        self.np, self.as_strided = numpy, as_strided
-
     def guarded(self, payload, lead, tail):
-        raw = self.np.full(lead + payload.size + tail, 0xFF, dtype=self.np.uint8)
+        raw = np.full(lead + payload.size + tail, 0xFF, dtype=np.uint8)
         raw[lead:lead + payload.size] = payload
         return raw
 
@@ -27,24 +27,23 @@ class NumpyBuffers:
         return raw[lead:lead + size].view(STORED[dtype])
 
     def strided(self, typed, shape, strides, offset):
-        return self.as_strided(typed[offset:], shape=shape, strides=[s * typed.itemsize for s in strides])
+        return as_strided(typed[offset:], shape=shape, strides=[s * typed.itemsize for s in strides])
 
     def changed(self, band):
         """Positions of the bytes of a guard band that are no longer 0xFF."""
-        return [int(i) for i in self.np.flatnonzero(band != 0xFF)]
+        return [int(i) for i in np.flatnonzero(band != 0xFF)]
 
     def host(self, raw, lead, size, dtype):
         """The payload as a numpy array of its stored type."""
         return raw[lead:lead + size].view(STORED[dtype])
 
     def copy_into(self, kept, raw):
-        self.np.copyto(kept, raw)
+        np.copyto(kept, raw)
 
     def synchronize(self):
         pass
 
     def calling(self):
-        import contextlib
         return contextlib.nullcontext()
 
 
