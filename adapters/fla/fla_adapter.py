@@ -15,8 +15,9 @@ One FLA code path per process, chosen with --entry:
 Built on the Python adapter kit (adapters/python/kda_adapter): every buffer of a request lives whole on
 the device, between guard bands of 0xFF bytes (NaN as floats; a slot stride more before a pool), tensors
 are torch.as_strided views of it with the case's shapes, strides and offsets, and each call is timed.
-This file is FLA's call mapping, capabilities and profiles. FLA's public functions get those views (they make their own contiguous copies); fused_recurrent_kda_fwd,
-whose kernel assumes contiguous activations, gets contiguous copies, and the pool itself. FLA's fresh
+This file is FLA's call mapping, capabilities and profiles. FLA's public functions get those views
+(they make their own contiguous copies); fused_recurrent_kda_fwd, whose kernel assumes contiguous
+activations, gets contiguous copies, and the pool itself. FLA's fresh
 outputs are copied into the output views, so gaps stay as received; the whole output buffers go back.
 (verify: the index table as its view, which FLA reads with its row stride only; num_accepted_tokens
 as a contiguous copy, FLA reading it without a stride.)
@@ -35,7 +36,7 @@ tl.dot products on fp32 run as TF32 on the GPU). See docs/fla.md.
 A request naming persistent metadata tensors (the serving-loop and metadata-reuse properties) hands
 FLA the same device tensor for each of them call after call, refilled in place (the kit's persistent.py).
 
-Anything on stdout is protocol: diagnostics go to stderr.
+Anything on stdout is protocol: the kit sends what FLA prints to stderr.
 """
 import argparse
 import os
