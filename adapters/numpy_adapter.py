@@ -16,12 +16,12 @@ scratch_states[scratch_indices[n], t]). A request whose initial slot is -1 is a 
 
     kda-oracle check --kernel exec:"python3 adapters/numpy_adapter.py" --cases 10
 
---no-pool (--entry no-pool) declares no state pool (state_sources=none,dense, and so no verify, whose forms read a
-pool): a kernel without pools, whose pool and verify properties kda-oracle reports skipped.
---verify-only (--entry verify-only) declares verify calls only (modes=verify, state_sources=table,scratch), as a dedicated
-verify kernel would: the properties that need prefill or decode calls are reported skipped.
+--no-pool (--entry no-pool) declares no state pool (state_sources=none,dense, and so no verify, whose
+forms read a pool): a kernel without pools, whose pool and verify properties kda-oracle reports skipped.
+--verify-only (--entry verify-only) declares verify calls only (modes=verify, state_sources=table,scratch),
+as a dedicated verify kernel would: the properties that need prefill or decode calls are reported skipped.
 
-Anything on stdout is protocol: diagnostics go to stderr.
+Anything on stdout is protocol: the kit sends what the code prints to stderr.
 """
 import os
 import sys

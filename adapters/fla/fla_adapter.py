@@ -125,7 +125,7 @@ def run_verify(case, fla):
 
 
 def chunk_accepts(case):
-    if case.has("state_pool"):
+    if not dense(case):
         return "the chunk entry takes dense or no initial states only"
     for name, what in (("final_state", "final state"), ("chunk_states", "chunk-start states")):
         if case.has(name) and case.dtype_of(name) != "f32":
@@ -157,17 +157,28 @@ def chunk_capabilities(args):
 
 CHUNK_ARITHMETIC = {"bf16": "bf16-operands", "f16": "f16-operands", "f32": "tf32"}
 
+def dense(case):
+    return not case.has("state_pool")
+
+
+def one_index_per_sequence(case):
+    return case.has("state_pool") and not (case.has("num_accepted") or case.has("scratch_states"))
+
+
+def index_table(case):
+    return case.has("num_accepted")
+
+
 ENTRIES = [
     Entry("recurrent", "fla_fused_recurrent", capabilities("prefill,decode", "none,dense", "f32"), run_recurrent,
-          REJECTIONS, accepts=takes("recurrent", "dense or no initial states", lambda case: not case.has("state_pool"))),
+          REJECTIONS, accepts=takes("recurrent", "dense or no initial states", dense)),
     Entry("pooled-decode", "fla_pooled_decode", capabilities("decode", "pool", "f32,bf16"), run_pooled_decode,
           REJECTIONS + BARE_ASSERT,
-          accepts=takes("pooled-decode", "a state pool with one index per sequence", lambda case: case.has("state_pool") and not (
-              case.has("num_accepted") or case.has("scratch_states")))),
+          accepts=takes("pooled-decode", "a state pool with one index per sequence", one_index_per_sequence)),
     Entry("chunk", "fla_chunk", chunk_capabilities, run_chunk, REJECTIONS,
           arithmetic=lambda args: CHUNK_ARITHMETIC.get(args.dtype, "fp32"), accepts=chunk_accepts),
     Entry("verify", "fla_verify", capabilities("verify", "table", "f32,bf16"), run_verify, REJECTIONS + BARE_ASSERT,
-          accepts=takes("verify", "an [N, L] index table with accepted counts", lambda case: case.has("num_accepted"))),
+          accepts=takes("verify", "an [N, L] index table with accepted counts", index_table)),
 ]
 
 
