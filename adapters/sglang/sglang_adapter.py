@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""An exec adapter for kda-oracle that runs SGLang 0.5.23's KDA kernels, one code path per process.
+
+    kda-oracle check --kernel exec:"python3 adapters/sglang/sglang_adapter.py --entry triton-decode"
+
+  triton-decode         fused_sigmoid_gating_delta_rule_update(is_kda=True): TritonKDAKernel.decode
+  triton-verify         the same with disable_state_update and a scratch buffer: TritonKDAKernel.target_verify
+  triton-chunk          fla/kda.py chunk_kda on a pool: TritonKDAKernel.extend (the prefill)
+  triton-packed-decode  fused_recurrent_kda_packed_decode: TritonKDAKernel.packed_decode, pinned to its
+                        Triton kernel (its CUDA fast path's covered() answers False)
+  helion-packed-decode  helion_fused_recurrent_kda_packed_decode: HelionKDAKernel.packed_decode
+  helion-verify         helion_kda_verify: HelionKDAKernel.target_verify
+
+SGLang's modules are imported by file without importing sglang (sglang_loader.py); the call
+mappings, capabilities and rejection tables are below, the input transforms in sglang_inputs.py, the
+profiles in reference/src/profiles.cpp and the whole story in docs/conformance-sglang.md. Every entry
+declares checks_contract=1: SGLang's own checks decide, answered through each entry's table of
+SGLang's messages -> contract rules. Anything on stdout is protocol: diagnostics go to stderr.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "python")]
+from kda_adapter import Entry, main  # noqa: E402
+import sglang_inputs as inputs  # noqa: E402
+import sglang_loader  # noqa: E402
+
+RECURRENT = "sglang.kernels.ops.attention.linear.fused_sigmoid_gating_recurrent"
+FLA_KDA = "sglang.kernels.ops.attention.fla.kda"
+PACKED = "sglang.kernels.ops.attention.fla.fused_recurrent"
+CUDA_PACKED = "sglang.kernels.ops.attention.kda_packed_decode"
+HELION_DECODE = "sglang.kernels.ops.attention.helion.kda_decode"
+HELION_VERIFY = "sglang.kernels.ops.attention.helion.kda_verify"
+
+# What the adapter refuses: another state source than its entry's (each profile holds state_source_supported).
+FORM = [(r"^EntryError: the \S+ entry takes", "state_source_supported")]
+# SGLang's messages, read from the installed 0.5.23 sources (tests/adapters/sglang_messages.txt).
+SCALE = [(r"^AssertionError: scale must be positive", "scale_positive")]
+CHUNK = [(r"^AssertionError: Only batch size 1 is supported when cu_seqlens are provided", "varlen_batch_one"),
+         (r"^AssertionError: current kernel does not support head dimension larger than 256", "key_head_dim_max")]
+PACKED_CHECKS = [
+    (r"^ValueError: `ssm_state_indices` must be 1D for packed decode", "state_indices_shape"),
+    (r"^ValueError: `ssm_state_indices` must have shape \[B\]", "initial_state_count"),
+    (r"^ValueError: `initial_state` must be a 4D tensor", "state_pool_rank"),
+    (r"^ValueError: `initial_state` must be contiguous in the last dim", "state_pool_inner_strides"),
+    (r"^ValueError: `A_log` must have \d+ elements", "A_log_size"),
+    (r"^ValueError: `dt_bias` must have \d+ elements", "dt_bias_size"),
+    (r"^ValueError: `(a|b|out)` must have shape", "state_pool_shape"),
+    (r"^ValueError: Invalid packed `mixed_qkv` last dim", "state_pool_shape"),
+    (r"^ValueError: Invalid packed Q size", "qk_same_shape"),
+    (r"^ValueError: Invalid head config inferred from mixed_qkv", "hv_divisible"),
+]
+HELION_DIMS = [(r"^ValueError: Helion KDA decode requires power-of-two key and value head dimensions",
+                "head_dims_supported")]
+HELION_VERIFY_CHECKS = [
+    (r"^ValueError: Helion KDA verify expects packed \[1, T, H, K\] inputs", "varlen_batch_one"),
+    (r"^ValueError: Inconsistent Helion KDA verify query/key head layout", "hv_divisible"),
+    (r"^ValueError: Helion KDA verify requires per-candidate state snapshots", "state_source"),
+    (r"^ValueError: Helion KDA verify snapshot capacity is smaller than cache_steps", "scratch_steps"),
+]
+
+
+def contiguous(case, *names):
+    """Contiguous copies (the view itself where it is one): SGLang's recurrent kernels take a token
+    stride at most and index heads, key and value dims as if compact."""
+    return [case.view(n).contiguous() for n in names]
+
+
+def require(case, entry, source):
+    forms = {"pool": lambda: case.has("state_pool") and not case.has("scratch_states") and not case.has("num_accepted"),
+             "scratch": lambda: case.has("scratch_states")}
+    if not forms[source]():
+        return f"the {entry} entry takes {'a state pool' if source == 'pool' else 'the scratch verify form'} only"
+    return None
+
+
+def recurrent_call(case, sglang, **verify):
+    a, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
+    q, k, v = contiguous(case, "q", "k", "v")
+    cu = case.optional("cu_seqlens")
+    o = sglang[RECURRENT].fused_sigmoid_gating_delta_rule_update(
+        A_log=A_log, a=a.contiguous(), dt_bias=dt_bias, softplus_beta=1.0, softplus_threshold=20.0, q=q, k=k, v=v,
+        b=inputs.beta_logits(case).contiguous(), initial_state_source=case.view("state_pool"),
+        initial_state_indices=case.view("state_indices").contiguous(),
+        scale=float(case.attrs["scale"]) if "scale" in case.attrs else None,
+        use_qk_l2norm_in_kernel=bool(case.attrs["l2norm_qk"]), cu_seqlens=None if cu is None else cu.contiguous(),
+        is_kda=True, lower_bound=lower_bound, **verify)
+    case.view("o").copy_(o.reshape(case.view("o").shape))
+
+
+def run_triton_decode(case, sglang):
+    recurrent_call(case, sglang)
+
+
+def run_triton_verify(case, sglang):
+    """TritonKDAKernel.target_verify's call: the pool only read, the state after every token stored in
+    scratch_states[scratch_indices[n], t] (a chain: no parent-token table)."""
+    recurrent_call(case, sglang, disable_state_update=True, intermediate_states_buffer=case.view("scratch_states"),
+                   intermediate_state_indices=case.view("scratch_indices").contiguous(),
+                   cache_steps=int(case.attrs["L"]), retrieve_parent_token=None)
+
+
+def run_triton_chunk(case, sglang):
+    """TritonKDAKernel.extend's call: chunk_kda on the pool, in place. Without the gate in kernel g is
+    the log-decay and A_log is None (SGLang's 'already activated' path). chunk_kda writes o into v's
+    storage (chunk_gla_fwd_o_gk(o=v) on v.contiguous()), so v goes in as a copy: the request's v stays
+    as kda-oracle wrote it."""
+    if case.attrs["gate_in_kernel"]:
+        g, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
+    else:
+        g, A_log, dt_bias, lower_bound = case.view("g"), None, None, None
+    cu = case.optional("cu_seqlens")
+    result = sglang[FLA_KDA].chunk_kda(
+        q=case.view("q"), k=case.view("k"), v=case.view("v").clone(), g=g, beta=case.view("beta"),
+        scale=float(case.attrs["scale"]) if "scale" in case.attrs else None, initial_state=case.view("state_pool"),
+        initial_state_indices=case.view("state_indices").contiguous(),
+        use_qk_l2norm_in_kernel=bool(case.attrs["l2norm_qk"]), cu_seqlens=None if cu is None else cu.contiguous(),
+        A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound, output_intermediate_states=case.has("chunk_states"))
+    o, h = result if case.has("chunk_states") else (result, None)
+    case.view("o").copy_(o)
+    if h is not None:  # [B, chunks per row, HV, V, K]: every sequence's chunk-start states, in order
+        states = case.view("chunk_states")
+        if h.numel() != states.numel():
+            raise ValueError(f"chunk_kda returned {list(h.shape)} chunk states, the case has {list(states.shape)}")
+        states.copy_(h.reshape(states.shape))
+
+
+def packed_call(case, decode):
+    """SGLang's packed decode form: one row per token, mixed_qkv = [q | k | v] flattened per row."""
+    torch = case.torch
+    q, k, v = (case.view(n) for n in ("q", "k", "v"))
+    rows = q.shape[0] * q.shape[1]
+    mixed = torch.cat([x.reshape(rows, -1) for x in (q, k, v)], dim=1)
+    a, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
+    o = case.view("o")
+    out = torch.empty((rows, 1) + tuple(o.shape[2:]), dtype=o.dtype, device=o.device)
+    scale = float(case.attrs["scale"]) if "scale" in case.attrs else k.shape[-1] ** -0.5  # SGLang passes it
+    decode(mixed_qkv=mixed, a=a.reshape(rows, -1).contiguous(), b=inputs.beta_logits(case).reshape(rows, -1).contiguous(),
+           A_log=A_log, dt_bias=dt_bias, scale=scale, initial_state=case.view("state_pool"), out=out,
+           ssm_state_indices=case.view("state_indices"), use_qk_l2norm_in_kernel=bool(case.attrs["l2norm_qk"]),
+           lower_bound=lower_bound)
+    o.copy_(out.reshape(o.shape))
+
+
+def run_triton_packed_decode(case, sglang):
+    packed_call(case, sglang[PACKED].fused_recurrent_kda_packed_decode)
+
+
+def run_helion_packed_decode(case, sglang):
+    packed_call(case, sglang[HELION_DECODE].helion_fused_recurrent_kda_packed_decode)
+
+
+def run_helion_verify(case, sglang):
+    """HelionKDAKernel.target_verify's call: packed [1, T, ...] tokens (B rows of T flattened, as the
+    engine packs them), the pool only read, per-token states to scratch_states[scratch_indices[n], t]."""
+    a, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
+    q, k, v = (inputs.flat(x).contiguous() for x in contiguous(case, "q", "k", "v"))
+    out = sglang[HELION_VERIFY].helion_kda_verify(
+        q=q, k=k, v=v, a=inputs.flat(a).contiguous(), b=inputs.flat(inputs.beta_logits(case)).contiguous(),
+        A_log=A_log, dt_bias=dt_bias, ssm_states=case.view("state_pool"),
+        cache_indices=case.view("state_indices").contiguous(), query_start_loc=inputs.cu_seqlens_of(case).contiguous(),
+        intermediate_states_buffer=case.view("scratch_states"),
+        intermediate_state_indices=case.view("scratch_indices").contiguous(), cache_steps=int(case.attrs["L"]),
+        retrieve_parent_token=None, lower_bound=lower_bound)
+    case.view("o").copy_(out.reshape(case.view("o").shape))
+
+
+ARITHMETIC_OF_DOTS = {"bf16": "bf16-operands", "f16": "f16-operands", "f32": "tf32"}
+
+
+def entries(dtype, head_dims):
+    """Every entry, its capabilities following --dtype (q, k, v, g, beta and o) and --head-dims."""
+    def caps(modes, sources, state_dtypes="f32,bf16", **more):
+        c = dict(modes=modes, input_dtypes=dtype, output_dtypes=dtype, state_dtypes=state_dtypes, layouts="VK",
+                 state_sources=sources, beta_from_logits="0", chunk_states="0", token_states="0")
+        if head_dims != "any":
+            c.update(key_head_dims=head_dims, value_head_dims=head_dims)
+        c.update(more)
+        return c
+
+    def on(source, entry):
+        return lambda case: require(case, entry, source)
+
+    # The recurrent kernels load every operand as fp32 and keep the state in fp32 between tokens.
+    return [
+        Entry("triton-decode", "sglang_triton_decode", caps("decode", "pool"), run_triton_decode,
+              rejections=SCALE + FORM, arithmetic="fp32", accepts=on("pool", "triton-decode")),
+        Entry("triton-verify", "sglang_triton_verify", caps("verify", "scratch"), run_triton_verify,
+              rejections=SCALE + FORM, arithmetic="fp32", accepts=on("scratch", "triton-verify")),
+        # chunk_kda's dots take operands in the input dtype (tf32 for fp32, Triton's default) and keep
+        # its chunk-start states in it; fixed chunk size 64; chunk-start states only where they are f32.
+        Entry("triton-chunk", "sglang_triton_chunk",
+              caps("prefill", "pool", state_dtypes="f32" if dtype == "f32" else "f32,bf16", chunk_sizes="64",
+                   chunk_states="1" if dtype == "f32" else "0"),
+              run_triton_chunk, rejections=CHUNK + FORM, arithmetic=ARITHMETIC_OF_DOTS[dtype],
+              accepts=on("pool", "triton-chunk")),
+        Entry("triton-packed-decode", "sglang_packed_decode", caps("decode", "pool"),
+              run_triton_packed_decode, rejections=PACKED_CHECKS + FORM, arithmetic="fp32",
+              accepts=on("pool", "triton-packed-decode")),
+        Entry("helion-packed-decode", "sglang_helion_packed_decode", caps("decode", "pool"), run_helion_packed_decode,
+              rejections=PACKED_CHECKS + HELION_DIMS + FORM, arithmetic="fp32",
+              accepts=on("pool", "helion-packed-decode")),
+        Entry("helion-verify", "sglang_helion_verify", caps("verify", "scratch"), run_helion_verify,
+              rejections=HELION_VERIFY_CHECKS + FORM, arithmetic="fp32", accepts=on("scratch", "helion-verify")),
+    ]
+
+
+MODULES = {"triton-decode": [RECURRENT], "triton-verify": [RECURRENT], "triton-chunk": [FLA_KDA],
+           "triton-packed-decode": [PACKED], "helion-packed-decode": [HELION_DECODE],
+           "helion-verify": [HELION_VERIFY]}
+
+
+class CudaPackedDecodeOff:
+    """Stands in for sglang.kernels.ops.attention.kda_packed_decode (SGLang's JIT CUDA fast path, which
+    fused_recurrent_kda_packed_decode imports and takes when covered() says so): covered() is False, so
+    the triton-packed-decode entry always runs the Triton kernel it names."""
+    __name__ = CUDA_PACKED
+
+    @staticmethod
+    def covered(*args, **kwargs):
+        return False
+
+
+def load(args):
+    """The SGLang modules the entry calls, by name ({module name: module})."""
+    import torch
+    sglang_loader.install(torch)
+    if args.entry == "triton-packed-decode":
+        sys.modules[CUDA_PACKED] = CudaPackedDecodeOff()
+    return {name: sglang_loader.load(torch, name) for name in MODULES[args.entry]}
+
+
+def pre_parse(argv):
+    """--dtype and --head-dims, which the capabilities follow (the kit parses them again)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--dtype", default="bf16", choices=("bf16", "f16", "f32"))
+    parser.add_argument("--head-dims", default="64,128")
+    known, _ = parser.parse_known_args(argv)
+    return known
+
+
+if __name__ == "__main__":
+    options = pre_parse(sys.argv[1:])
+    main(entries(options.dtype, options.head_dims), load, __doc__.splitlines()[0])
