@@ -55,6 +55,7 @@ PACKED_CHECKS = [
 HELION_DIMS = [(r"^ValueError: Helion KDA decode requires power-of-two key and value head dimensions",
                 "head_dims_supported")]
 HELION_VERIFY_CHECKS = [
+    (r"^QueryKeyShapes: Inconsistent Helion KDA verify query/key head layout", "qk_same_shape"),
     (r"^ValueError: Helion KDA verify expects packed \[1, T, H, K\] inputs", "varlen_batch_one"),
     (r"^ValueError: Inconsistent Helion KDA verify query/key head layout", "hv_divisible"),
     (r"^ValueError: Helion KDA verify requires per-candidate state snapshots", "state_source"),
@@ -152,18 +153,33 @@ def run_helion_packed_decode(case, sglang):
     packed_call(case, sglang[HELION_DECODE].helion_fused_recurrent_kda_packed_decode)
 
 
+class QueryKeyShapes(ValueError):
+    """helion_kda_verify's "Inconsistent ... query/key head layout" raised for k shaped unlike q: one
+    message for two rules (HV % H and k like q), told apart by the case."""
+
+
 def run_helion_verify(case, sglang):
-    """HelionKDAKernel.target_verify's call: packed [1, T, ...] tokens (B rows of T flattened, as the
-    engine packs them), the pool only read, per-token states to scratch_states[scratch_indices[n], t]."""
+    """HelionKDAKernel.target_verify's call: packed [1, T, ...] tokens (without cu_seqlens, the B rows
+    of T flattened as the engine packs them; with it, as given), the pool only read, per-token states
+    to scratch_states[scratch_indices[n], t]."""
     a, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
-    q, k, v = (inputs.flat(x).contiguous() for x in contiguous(case, "q", "k", "v"))
-    out = sglang[HELION_VERIFY].helion_kda_verify(
-        q=q, k=k, v=v, a=inputs.flat(a).contiguous(), b=inputs.flat(inputs.beta_logits(case)).contiguous(),
-        A_log=A_log, dt_bias=dt_bias, ssm_states=case.view("state_pool"),
-        cache_indices=case.view("state_indices").contiguous(), query_start_loc=inputs.cu_seqlens_of(case).contiguous(),
-        intermediate_states_buffer=case.view("scratch_states"),
-        intermediate_state_indices=case.view("scratch_indices").contiguous(), cache_steps=int(case.attrs["L"]),
-        retrieve_parent_token=None, lower_bound=lower_bound)
+    b = inputs.beta_logits(case)
+    tokens = contiguous(case, "q", "k", "v") + [a, b]
+    if not case.has("cu_seqlens"):
+        tokens = [inputs.flat(x) for x in tokens]
+    q, k, v, a, b = (x.contiguous() for x in tokens)
+    try:
+        out = sglang[HELION_VERIFY].helion_kda_verify(
+            q=q, k=k, v=v, a=a, b=b, A_log=A_log, dt_bias=dt_bias, ssm_states=case.view("state_pool"),
+            cache_indices=case.view("state_indices").contiguous(),
+            query_start_loc=inputs.cu_seqlens_of(case).contiguous(),
+            intermediate_states_buffer=case.view("scratch_states"),
+            intermediate_state_indices=case.view("scratch_indices").contiguous(), cache_steps=int(case.attrs["L"]),
+            retrieve_parent_token=None, lower_bound=lower_bound)
+    except ValueError as e:
+        if "query/key head layout" in str(e) and k.shape != q.shape:
+            raise QueryKeyShapes(str(e)) from e
+        raise
     case.view("o").copy_(out.reshape(case.view("o").shape))
 
 

@@ -1,0 +1,187 @@
+"""CTest adapters.sglang: adapters/sglang without a GPU or SGLang.
+
+- every file of the adapter compiles;
+- each entry's rejection table maps every message SGLang 0.5.23 raises for it (sglang_messages.txt,
+  copied from its raise statements) to the rule named there, and an unknown message to none;
+- each entry's handshake capabilities, profile (one of reference/src/profiles.cpp) and declared
+  arithmetic are as docs/conformance-sglang.md states;
+- the input transforms give back the case's g and beta through SGLang's own gate and sigmoid
+  formulas (run in numpy, float32 like the kernels).
+
+Needs kda_adapter (adapters/python) with Entry; exits 77 (skipped) where numpy is missing.
+"""
+import os
+import py_compile
+import re
+import sys
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+ADAPTER = os.path.join(ROOT, "adapters", "sglang")
+sys.path[:0] = [ADAPTER, os.path.join(ROOT, "adapters", "python")]
+try:
+    import numpy as np
+except ImportError:
+    print("numpy missing: skipped")
+    sys.exit(77)
+from kda_adapter.rejections import RejectionTable  # noqa: E402
+import sglang_adapter  # noqa: E402
+import sglang_inputs  # noqa: E402
+
+
+def messages():
+    rows = []
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sglang_messages.txt")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                entry, rule, text = (part.strip() for part in line.split("|", 2))
+                rows.append((entry, rule, text))
+    return rows
+
+
+def exception(text):
+    """An exception whose describe() is `text` ("Type: message")."""
+    type_name, _, message = text.partition(": ")
+    kind = {"ValueError": ValueError, "AssertionError": AssertionError}.get(type_name)
+    return (kind or type(type_name, (Exception,), {}))(message)
+
+
+class Entries(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.bf16 = {e.name: e for e in sglang_adapter.entries("bf16", "64,128")}
+        cls.f32 = {e.name: e for e in sglang_adapter.entries("f32", "any")}
+        with open(os.path.join(ROOT, "reference", "src", "profiles.cpp")) as f:
+            cls.profiles = set(re.findall(r'p\.name = "(\w+)"', f.read()))
+
+    def test_the_adapter_files_compile(self):
+        for name in ("sglang_adapter.py", "sglang_inputs.py", "sglang_loader.py"):
+            py_compile.compile(os.path.join(ADAPTER, name), doraise=True)
+
+    def test_every_upstream_message_maps_to_its_rule(self):
+        rows = messages()
+        self.assertEqual({entry for entry, _, _ in rows} - set(self.bf16), set())
+        for entry, rule, text in rows:
+            table = RejectionTable(self.bf16[entry].rejections)
+            self.assertEqual(table.rule_for(exception(text)), rule, f"{entry}: {text}")
+
+    def test_every_entry_maps_its_own_refusal_and_nothing_unknown(self):
+        for name, entry in self.bf16.items():
+            table = RejectionTable(entry.rejections)
+            refusal = type("EntryError", (Exception,), {})(f"the {name} entry takes a state pool only")
+            self.assertEqual(table.rule_for(refusal), "state_source_supported", name)
+            self.assertIsNone(table.rule_for(RuntimeError("Triton Error [CUDA]: invalid argument")), name)
+
+    def test_profiles_exist_and_capabilities_follow_the_code_paths(self):
+        expect = {"triton-decode": ("sglang_triton_decode", "decode", "pool"),
+                  "triton-verify": ("sglang_triton_verify", "verify", "scratch"),
+                  "triton-chunk": ("sglang_triton_chunk", "prefill", "pool"),
+                  "triton-packed-decode": ("sglang_packed_decode", "decode", "pool"),
+                  "helion-packed-decode": ("sglang_helion_packed_decode", "decode", "pool"),
+                  "helion-verify": ("sglang_helion_verify", "verify", "scratch")}
+        self.assertEqual(set(self.bf16), set(expect))
+        for name, (profile, modes, sources) in expect.items():
+            entry = self.bf16[name]
+            self.assertIn(entry.profile, self.profiles, name)
+            self.assertEqual(entry.profile, profile, name)
+            caps = entry.capabilities
+            self.assertEqual((caps["modes"], caps["state_sources"], caps["layouts"]), (modes, sources, "VK"), name)
+            self.assertEqual((caps["input_dtypes"], caps["output_dtypes"]), ("bf16", "bf16"), name)
+            self.assertEqual((caps["key_head_dims"], caps["beta_from_logits"]), ("64,128", "0"), name)
+            self.assertNotIn("key_head_dims", self.f32[name].capabilities, name)
+
+    def test_declared_arithmetic(self):
+        for name, entry in self.bf16.items():
+            self.assertEqual(entry.arithmetic, "bf16-operands" if name == "triton-chunk" else "fp32", name)
+        self.assertEqual(self.f32["triton-chunk"].arithmetic, "tf32")
+        self.assertEqual(self.f32["triton-chunk"].capabilities["chunk_states"], "1")
+        self.assertEqual(self.bf16["triton-chunk"].capabilities["chunk_states"], "0")
+        self.assertEqual(self.bf16["triton-chunk"].capabilities["chunk_sizes"], "64")
+
+
+class NumpyCase:
+    """The slice of the kit's Case the input transforms read, over numpy arrays, with a numpy
+    stand-in for the few torch functions they call."""
+
+    class Torch:
+        float32, int32 = np.float32, np.int32
+        log, log1p, expm1 = np.log, np.log1p, np.expm1
+
+        @staticmethod
+        def where(condition, x, y):
+            return np.where(condition, x, y).view(Arrays)
+
+        @staticmethod
+        def zeros(n, dtype, device=None):
+            return np.zeros(n, dtype).view(Arrays)
+
+        @staticmethod
+        def full_like(x, value):
+            return np.full_like(x, value)
+
+    def __init__(self, attrs, tensors):
+        self.attrs, self.tensors, self.torch = attrs, tensors, self.Torch
+
+    def view(self, name):
+        return self.tensors[name]
+
+    def optional(self, name):
+        return self.tensors.get(name)
+
+
+class Arrays(np.ndarray):
+    """numpy arrays with the torch names the transforms use."""
+    device = "cpu"
+
+    def contiguous(self):
+        return self
+
+    def double(self):
+        return np.asarray(self, np.float64).view(Arrays)
+
+    def float(self):
+        return np.asarray(self, np.float32).view(Arrays)
+
+
+def softplus_gate(a, A_log, dt_bias, threshold=20.0):
+    """fused_sigmoid_gating_delta_rule_update_kernel's gate, in float32."""
+    x = (a + dt_bias).astype(np.float32)
+    softplus = np.where(x <= threshold, np.log(np.float32(1) + np.exp(x)), x)
+    return -np.exp(A_log.astype(np.float32)) * softplus
+
+
+class Transforms(unittest.TestCase):
+    def test_an_activated_gate_comes_back_through_the_kernel_gate(self):
+        rng = np.random.default_rng(1)
+        g = -np.exp(rng.uniform(-12, 4, size=(1, 5, 2, 8))).view(Arrays)  # log-decays from -6e-6 to -55
+        g[0, 0, 0, 0] = 0.0
+        case = NumpyCase({"gate_in_kernel": 0}, {"g": g})
+        with np.errstate(divide="ignore"):  # log(0) in the branch torch.where discards for g = 0
+            a, A_log, dt_bias, lower_bound = sglang_inputs.raw_gate(case)
+        self.assertIsNone(lower_bound)
+        self.assertEqual((A_log.shape, dt_bias.shape), ((2,), (16,)))
+        back = softplus_gate(np.asarray(a), A_log[0], dt_bias[0])
+        np.testing.assert_allclose(back, g, rtol=1e-5, atol=1e-6)
+        self.assertEqual(back[0, 0, 0, 0], 0.0)
+
+    def test_a_given_beta_comes_back_through_the_kernel_sigmoid(self):
+        beta = np.array([0.0, 1e-6, 0.25, 0.5, 0.999, 1.0]).view(Arrays)
+        with np.errstate(divide="ignore"):  # beta 0 and 1: logits -inf and inf
+            b = np.asarray(sglang_inputs.beta_logits(NumpyCase({}, {"beta": beta})), np.float32)
+        with np.errstate(over="ignore"):
+            back = np.float32(1) / (np.float32(1) + np.exp(-b))
+        np.testing.assert_allclose(back, beta, rtol=1e-6, atol=1e-7)
+
+    def test_a_gate_in_kernel_is_passed_as_given(self):
+        g = np.ones((1, 2, 2, 4), np.float32).view(Arrays)
+        A_log = np.array([0.5, -0.5], np.float32).view(Arrays)
+        case = NumpyCase({"gate_in_kernel": 1, "lower_bound": -3.0}, {"g": g, "A_log": A_log})
+        a, got_A_log, dt_bias, lower_bound = sglang_inputs.raw_gate(case)
+        self.assertIs(a, g)
+        np.testing.assert_array_equal(got_A_log, A_log)
+        np.testing.assert_array_equal(dt_bias, np.zeros(8))
+        self.assertEqual(lower_bound, -3.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
