@@ -10,6 +10,7 @@
                         Triton kernel (its CUDA fast path's covered() answers False)
   helion-packed-decode  helion_fused_recurrent_kda_packed_decode: HelionKDAKernel.packed_decode
   helion-verify         helion_kda_verify: HelionKDAKernel.target_verify
+  helion-chunk          helion/kda_prefill.py chunk_kda on a pool: HelionKDAKernel.extend
 
 SGLang's modules are imported by file without importing sglang (sglang_loader.py); the call
 mappings, capabilities and rejection tables are below, the input transforms in sglang_inputs.py, the
@@ -33,6 +34,7 @@ PACKED = "sglang.kernels.ops.attention.fla.fused_recurrent"
 CUDA_PACKED = "sglang.kernels.ops.attention.kda_packed_decode"
 HELION_DECODE = "sglang.kernels.ops.attention.helion.kda_decode"
 HELION_VERIFY = "sglang.kernels.ops.attention.helion.kda_verify"
+HELION_PREFILL = "sglang.kernels.ops.attention.helion.kda_prefill"
 
 # What the adapter refuses: another state source than its entry's (each profile holds state_source_supported).
 FORM = [(r"^EntryError: the \S+ entry takes", "state_source_supported")]
@@ -54,6 +56,9 @@ PACKED_CHECKS = [
 ]
 HELION_DIMS = [(r"^ValueError: Helion KDA decode requires power-of-two key and value head dimensions",
                 "head_dims_supported")]
+HELION_CHUNK = [(r"^ValueError: varlen KDA requires batch size 1", "varlen_batch_one"),
+                (r"^ValueError: g and beta must cover every q token", "g_shape"),
+                (r"^ValueError: KDA prefill requires an indexed initial-state pool", "state_source_supported")]
 HELION_VERIFY_CHECKS = [
     (r"^QueryKeyShapes: Inconsistent Helion KDA verify query/key head layout", "qk_same_shape"),
     (r"^ValueError: Helion KDA verify expects packed \[1, T, H, K\] inputs", "varlen_batch_one"),
@@ -103,17 +108,18 @@ def run_triton_verify(case, sglang):
                    cache_steps=int(case.attrs["L"]), retrieve_parent_token=None)
 
 
-def run_triton_chunk(case, sglang):
-    """TritonKDAKernel.extend's call: chunk_kda on the pool, in place. Without the gate in kernel g is
-    the log-decay and A_log is None (SGLang's 'already activated' path). chunk_kda writes o into v's
-    storage (chunk_gla_fwd_o_gk(o=v) on v.contiguous()), so v goes in as a copy: the request's v stays
-    as kda-oracle wrote it."""
+def chunk_call(case, chunk_kda):
+    """TritonKDAKernel.extend's call (HelionKDAKernel.extend's is the same on Helion's chunk_kda):
+    chunk_kda on the pool, in place. Without the gate in kernel g is the log-decay and A_log is None
+    (SGLang's 'already activated' path). Triton's chunk_kda writes o into v's storage
+    (chunk_gla_fwd_o_gk(o=v) on v.contiguous()), so v goes in as a copy: the request's v stays as
+    kda-oracle wrote it."""
     if case.attrs["gate_in_kernel"]:
         g, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
     else:
         g, A_log, dt_bias, lower_bound = case.view("g"), None, None, None
     cu = case.optional("cu_seqlens")
-    result = sglang[FLA_KDA].chunk_kda(
+    result = chunk_kda(
         q=case.view("q"), k=case.view("k"), v=case.view("v").clone(), g=g, beta=case.view("beta"),
         scale=float(case.attrs["scale"]) if "scale" in case.attrs else None, initial_state=case.view("state_pool"),
         initial_state_indices=case.view("state_indices").contiguous(),
@@ -126,6 +132,15 @@ def run_triton_chunk(case, sglang):
         if h.numel() != states.numel():
             raise ValueError(f"chunk_kda returned {list(h.shape)} chunk states, the case has {list(states.shape)}")
         states.copy_(h.reshape(states.shape))
+
+
+def run_triton_chunk(case, sglang):
+    chunk_call(case, sglang[FLA_KDA].chunk_kda)
+
+
+def run_helion_chunk(case, sglang):
+    """Helion's chunk_kda hands a call whose q has one token (T = 1) to the Triton chunk_kda, by design."""
+    chunk_call(case, sglang[HELION_PREFILL].chunk_kda)
 
 
 def packed_call(case, decode):
@@ -212,6 +227,11 @@ def entries(dtype, head_dims):
                    chunk_states="1" if dtype == "f32" else "0"),
               run_triton_chunk, rejections=CHUNK + FORM, arithmetic=ARITHMETIC_OF_DOTS[dtype],
               accepts=on("pool", "triton-chunk")),
+        Entry("helion-chunk", "sglang_helion_chunk",
+              caps("prefill", "pool", state_dtypes="f32" if dtype == "f32" else "f32,bf16", chunk_sizes="64",
+                   chunk_states="1" if dtype == "f32" else "0"),
+              run_helion_chunk, rejections=HELION_CHUNK + CHUNK + FORM, arithmetic=ARITHMETIC_OF_DOTS[dtype],
+              accepts=on("pool", "helion-chunk")),
         Entry("triton-packed-decode", "sglang_packed_decode", caps("decode", "pool"),
               run_triton_packed_decode, rejections=PACKED_CHECKS + FORM, arithmetic="fp32",
               accepts=on("pool", "triton-packed-decode")),
@@ -224,7 +244,7 @@ def entries(dtype, head_dims):
 
 
 MODULES = {"triton-decode": [RECURRENT], "triton-verify": [RECURRENT], "triton-chunk": [FLA_KDA],
-           "triton-packed-decode": [PACKED], "helion-packed-decode": [HELION_DECODE],
+           "helion-chunk": [HELION_PREFILL], "triton-packed-decode": [PACKED], "helion-packed-decode": [HELION_DECODE],
            "helion-verify": [HELION_VERIFY]}
 
 

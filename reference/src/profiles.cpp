@@ -179,6 +179,23 @@ Profile sglang_triton_chunk() {
   return p;
 }
 
+// SGLang's Helion KDA prefill (chunk_kda in python/sglang/kernels/ops/attention/helion/kda_prefill.py,
+// sglang 0.5.23; HelionKDAKernel.extend): the Triton chunk_kda's call contract, with its own checks:
+// "varlen KDA requires batch size 1" (gate_chunk_cumsum_operands), "KDA prefill requires an indexed
+// initial-state pool" and "g and beta must cover every q token" (only g or beta with fewer tokens than q:
+// not g_shape or beta_shape). A call whose q holds one token goes to the Triton chunk_kda, whose batch
+// check words the same rule its own way. No head-dim limit is checked.
+Profile sglang_helion_chunk() {
+  Profile p;
+  p.name = "sglang_helion_chunk";
+  p.describes = "SGLang Helion chunk_kda (python/sglang/kernels/ops/attention/helion/kda_prefill.py)";
+  p.rules = structural({varlen_batch_one, state_source_supported, state_layout});
+  p.batch_wording = BatchWording::helion;
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
 // SGLang's packed KDA decode (TritonKDAKernel.packed_decode over fused_recurrent_kda_packed_decode in
 // python/sglang/kernels/ops/attention/fla/fused_recurrent.py, sglang 0.5.23): one token per row of a
 // packed [B, 2*H*K + HV*V] mixed_qkv, a [B, HV*K] gate input, a [B, HV] beta logit, a [slots, HV, V, K]
@@ -352,6 +369,7 @@ const std::vector<Profile>& registry() {
                                              sglang_flashinfer_decode(),
                                              sglang_triton_decode(),
                                              sglang_triton_chunk(),
+                                             sglang_helion_chunk(),
                                              sglang_packed_decode(),
                                              sglang_helion_packed_decode(),
                                              flashinfer_verify(),

@@ -76,6 +76,7 @@ class Entries(unittest.TestCase):
         expect = {"triton-decode": ("sglang_triton_decode", "decode", "pool"),
                   "triton-verify": ("sglang_triton_verify", "verify", "scratch"),
                   "triton-chunk": ("sglang_triton_chunk", "prefill", "pool"),
+                  "helion-chunk": ("sglang_helion_chunk", "prefill", "pool"),
                   "triton-packed-decode": ("sglang_packed_decode", "decode", "pool"),
                   "helion-packed-decode": ("sglang_helion_packed_decode", "decode", "pool"),
                   "helion-verify": ("sglang_helion_verify", "verify", "scratch")}
@@ -92,7 +93,7 @@ class Entries(unittest.TestCase):
 
     def test_declared_arithmetic(self):
         for name, entry in self.bf16.items():
-            self.assertEqual(entry.arithmetic, "bf16-operands" if name == "triton-chunk" else "fp32", name)
+            self.assertEqual(entry.arithmetic, "bf16-operands" if name.endswith("-chunk") else "fp32", name)
         self.assertEqual(self.f32["triton-chunk"].arithmetic, "tf32")
         self.assertEqual(self.f32["triton-chunk"].capabilities["chunk_states"], "1")
         self.assertEqual(self.bf16["triton-chunk"].capabilities["chunk_states"], "0")

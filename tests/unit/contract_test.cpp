@@ -190,6 +190,7 @@ TEST(ContractProfiles, RegistryNamesEveryProfile) {
                                                "sglang_flashinfer_decode",
                                                "sglang_triton_decode",
                                                "sglang_triton_chunk",
+                                               "sglang_helion_chunk",
                                                "sglang_packed_decode",
                                                "sglang_helion_packed_decode",
                                                "flashinfer_verify",
