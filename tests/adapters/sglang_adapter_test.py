@@ -5,6 +5,7 @@
   copied from its raise statements) to the rule named there, and an unknown message to none;
 - each entry's handshake capabilities, profile (one of reference/src/profiles.cpp) and declared
   arithmetic are as docs/conformance-sglang.md states;
+- conformance/plan/sglang.json runs every entry, with the right kind;
 - the input transforms give back the case's g and beta through SGLang's own gate and sigmoid
   formulas (run in numpy, float32 like the kernels).
 
@@ -90,6 +91,18 @@ class Entries(unittest.TestCase):
             self.assertEqual((caps["input_dtypes"], caps["output_dtypes"]), ("bf16", "bf16"), name)
             self.assertEqual((caps["key_head_dims"], caps["beta_from_logits"]), ("64,128", "0"), name)
             self.assertNotIn("key_head_dims", self.f32[name].capabilities, name)
+
+    def test_the_campaign_plan_names_every_entry_once(self):
+        import json
+        with open(os.path.join(ROOT, "conformance", "plan", "sglang.json")) as f:
+            plan = json.load(f)
+        self.assertEqual(plan["library"], "sglang 0.5.23")
+        named = [re.search(r"--entry (\S+)", i["kernel"]).group(1) for i in plan["implementations"]]
+        self.assertEqual(sorted(named), sorted(self.bf16))
+        for implementation, entry in zip(plan["implementations"], named):
+            self.assertTrue(implementation["kernel"].startswith("exec:python3 adapters/sglang/sglang_adapter.py "))
+            self.assertEqual(implementation["kind"], "chunked" if entry.endswith("-chunk") else "recurrent", entry)
+        self.assertTrue(all(row["reason"] for row in plan["not_run"]))
 
     def test_declared_arithmetic(self):
         for name, entry in self.bf16.items():
