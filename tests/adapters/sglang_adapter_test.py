@@ -197,5 +197,47 @@ class Transforms(unittest.TestCase):
         self.assertEqual(lower_bound, -3.0)
 
 
+class Loader(unittest.TestCase):
+    """sglang_loader on a stand-in tree of SGLang's layout: the kernel file imports as itself, under
+    packages whose __init__ never runs, with the engine helpers answered by the stand-ins."""
+
+    def test_kernel_files_import_without_the_packages_above_them(self):
+        import tempfile
+        import types
+        import sglang_loader
+        with tempfile.TemporaryDirectory() as root:
+            attention = os.path.join(root, "sglang", "kernels", "ops", "attention")
+            os.makedirs(os.path.join(attention, "fla"))
+            with open(os.path.join(root, "sglang", "__init__.py"), "w") as f:
+                f.write("raise ImportError('the serving engine')\n")
+            with open(os.path.join(attention, "fla", "kda.py"), "w") as f:
+                f.write("from sglang.srt.utils import is_cuda, next_power_of_2\n"
+                        "from sglang.kernels.jit.utils import is_arch_support_pdl\n"
+                        "ANSWERS = (is_cuda(), next_power_of_2(48), is_arch_support_pdl())\n")
+            torch = types.SimpleNamespace(
+                __version__="2.11.0+cu130", version=types.SimpleNamespace(cuda=None, hip=None),
+                cuda=types.SimpleNamespace(is_available=lambda: False))
+            saved = {name: module for name, module in sys.modules.items() if name.startswith("sglang")}
+            os.environ["SGLANG_KDA_ROOT"] = root
+            try:
+                kda = sglang_loader.load(torch, "sglang.kernels.ops.attention.fla.kda")
+                self.assertEqual(kda.ANSWERS, (False, 64, False))
+                self.assertEqual(os.path.realpath(kda.__file__), os.path.realpath(os.path.join(attention, "fla", "kda.py")))
+                self.assertEqual(sys.modules["sglang.srt.utils.common"].torch_release, (2, 11, 0))
+            finally:
+                del os.environ["SGLANG_KDA_ROOT"]
+                for name in [n for n in sys.modules if n.startswith("sglang") and n not in saved]:
+                    del sys.modules[name]
+
+    def test_a_missing_tree_is_named(self):
+        import sglang_loader
+        os.environ["SGLANG_KDA_ROOT"] = "/nonexistent"
+        try:
+            with self.assertRaisesRegex(ImportError, "kda.py under \\$SGLANG_KDA_ROOT"):
+                sglang_loader.find_root()
+        finally:
+            del os.environ["SGLANG_KDA_ROOT"]
+
+
 if __name__ == "__main__":
     unittest.main()
