@@ -3,6 +3,9 @@
 
     kda-oracle check --kernel exec:"python3 adapters/sglang/sglang_adapter.py --entry triton-decode"
 
+Handshake names are sglang-<entry>; --dtype (bf16, f16, f32; default bf16) is the one dtype of q, k,
+v, g, beta and o, --head-dims (default 64,128) bounds compilations; the kit's other options apply.
+
   triton-decode         fused_sigmoid_gating_delta_rule_update(is_kda=True): TritonKDAKernel.decode
   triton-verify         the same with disable_state_update and a scratch buffer: TritonKDAKernel.target_verify
   triton-chunk          fla/kda.py chunk_kda on a pool: TritonKDAKernel.extend (the prefill)
@@ -18,7 +21,6 @@ profiles in reference/src/profiles.cpp and the whole story in docs/conformance-s
 declares checks_contract=1: SGLang's own checks decide, answered through each entry's table of
 SGLang's messages -> contract rules. Anything on stdout is protocol: diagnostics go to stderr.
 """
-import argparse
 import os
 import sys
 
@@ -198,49 +200,47 @@ def run_helion_verify(case, sglang):
     case.view("o").copy_(out.reshape(case.view("o").shape))
 
 
-ARITHMETIC_OF_DOTS = {"bf16": "bf16-operands", "f16": "f16-operands", "f32": "tf32"}
+def capabilities(modes, sources, state_dtypes="f32,bf16", **more):
+    """Handshake capabilities besides the dtypes and head dims (the kit adds them from --dtype and
+    --head-dims). beta is always given: the kernels take only logits, which cannot express
+    allow_neg_eigval's 2 sigmoid(b), and a given beta goes in as its exact logit (sglang_inputs.py)."""
+    return dict(dict(modes=modes, state_dtypes=state_dtypes, layouts="VK", state_sources=sources,
+                     beta_from_logits=0, chunk_states=0, token_states=0), **more)
 
 
-def entries(dtype, head_dims):
-    """Every entry, its capabilities following --dtype (q, k, v, g, beta and o) and --head-dims."""
-    def caps(modes, sources, state_dtypes="f32,bf16", **more):
-        c = dict(modes=modes, input_dtypes=dtype, output_dtypes=dtype, state_dtypes=state_dtypes, layouts="VK",
-                 state_sources=sources, beta_from_logits="0", chunk_states="0", token_states="0")
-        if head_dims != "any":
-            c.update(key_head_dims=head_dims, value_head_dims=head_dims)
-        c.update(more)
-        return c
+def chunk_capabilities(args):
+    # chunk_kda returns its chunk-start states in k's dtype: only f32 inputs give them as kda-oracle asks
+    # for them (in the state dtype), and then every state is f32. Chunk size fixed at 64.
+    f32 = args.dtype == "f32"
+    return capabilities("prefill", "pool", state_dtypes="f32" if f32 else "f32,bf16", chunk_sizes=64,
+                        chunk_states=int(f32))
 
-    def on(source, entry):
-        return lambda case: require(case, entry, source)
 
-    # The recurrent kernels load every operand as fp32 and keep the state in fp32 between tokens.
-    return [
-        Entry("triton-decode", "sglang_triton_decode", caps("decode", "pool"), run_triton_decode,
-              rejections=SCALE + FORM, arithmetic="fp32", accepts=on("pool", "triton-decode")),
-        Entry("triton-verify", "sglang_triton_verify", caps("verify", "scratch"), run_triton_verify,
-              rejections=SCALE + FORM, arithmetic="fp32", accepts=on("scratch", "triton-verify")),
-        # chunk_kda's dots take operands in the input dtype (tf32 for fp32, Triton's default) and keep
-        # its chunk-start states in it; fixed chunk size 64; chunk-start states only where they are f32.
-        Entry("triton-chunk", "sglang_triton_chunk",
-              caps("prefill", "pool", state_dtypes="f32" if dtype == "f32" else "f32,bf16", chunk_sizes="64",
-                   chunk_states="1" if dtype == "f32" else "0"),
-              run_triton_chunk, rejections=CHUNK + FORM, arithmetic=ARITHMETIC_OF_DOTS[dtype],
-              accepts=on("pool", "triton-chunk")),
-        Entry("helion-chunk", "sglang_helion_chunk",
-              caps("prefill", "pool", state_dtypes="f32" if dtype == "f32" else "f32,bf16", chunk_sizes="64",
-                   chunk_states="1" if dtype == "f32" else "0"),
-              run_helion_chunk, rejections=HELION_CHUNK + CHUNK + FORM, arithmetic=ARITHMETIC_OF_DOTS[dtype],
-              accepts=on("pool", "helion-chunk")),
-        Entry("triton-packed-decode", "sglang_packed_decode", caps("decode", "pool"),
-              run_triton_packed_decode, rejections=PACKED_CHECKS + FORM, arithmetic="fp32",
-              accepts=on("pool", "triton-packed-decode")),
-        Entry("helion-packed-decode", "sglang_helion_packed_decode", caps("decode", "pool"), run_helion_packed_decode,
-              rejections=PACKED_CHECKS + HELION_DIMS + FORM, arithmetic="fp32",
-              accepts=on("pool", "helion-packed-decode")),
-        Entry("helion-verify", "sglang_helion_verify", caps("verify", "scratch"), run_helion_verify,
-              rejections=HELION_VERIFY_CHECKS + FORM, arithmetic="fp32", accepts=on("scratch", "helion-verify")),
-    ]
+# chunk_kda's tl.dot operands are in the input dtype (w, u, h stored in it too); fp32 dots run as TF32.
+CHUNK_ARITHMETIC = {"bf16": "bf16-operands", "f16": "f16-operands", "f32": "tf32"}
+
+
+def takes(source, entry):
+    return lambda case: require(case, entry, source)
+
+
+# The recurrent kernels load every operand as fp32 and keep the state in fp32 between tokens: fp32.
+ENTRIES = [
+    Entry("triton-decode", "sglang_triton_decode", capabilities("decode", "pool"), run_triton_decode,
+          SCALE + FORM, accepts=takes("pool", "triton-decode")),
+    Entry("triton-verify", "sglang_triton_verify", capabilities("verify", "scratch"), run_triton_verify,
+          SCALE + FORM, accepts=takes("scratch", "triton-verify")),
+    Entry("triton-chunk", "sglang_triton_chunk", chunk_capabilities, run_triton_chunk, CHUNK + FORM,
+          arithmetic=lambda args: CHUNK_ARITHMETIC.get(args.dtype, "fp32"), accepts=takes("pool", "triton-chunk")),
+    Entry("helion-chunk", "sglang_helion_chunk", chunk_capabilities, run_helion_chunk, HELION_CHUNK + CHUNK + FORM,
+          arithmetic=lambda args: CHUNK_ARITHMETIC.get(args.dtype, "fp32"), accepts=takes("pool", "helion-chunk")),
+    Entry("triton-packed-decode", "sglang_packed_decode", capabilities("decode", "pool"), run_triton_packed_decode,
+          PACKED_CHECKS + FORM, accepts=takes("pool", "triton-packed-decode")),
+    Entry("helion-packed-decode", "sglang_helion_packed_decode", capabilities("decode", "pool"),
+          run_helion_packed_decode, PACKED_CHECKS + HELION_DIMS + FORM, accepts=takes("pool", "helion-packed-decode")),
+    Entry("helion-verify", "sglang_helion_verify", capabilities("verify", "scratch"), run_helion_verify,
+          HELION_VERIFY_CHECKS + FORM, accepts=takes("scratch", "helion-verify")),
+]
 
 
 MODULES = {"triton-decode": [RECURRENT], "triton-verify": [RECURRENT], "triton-chunk": [FLA_KDA],
@@ -268,15 +268,5 @@ def load(args):
     return {name: sglang_loader.load(torch, name) for name in MODULES[args.entry]}
 
 
-def pre_parse(argv):
-    """--dtype and --head-dims, which the capabilities follow (the kit parses them again)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--dtype", default="bf16", choices=("bf16", "f16", "f32"))
-    parser.add_argument("--head-dims", default="64,128")
-    known, _ = parser.parse_known_args(argv)
-    return known
-
-
 if __name__ == "__main__":
-    options = pre_parse(sys.argv[1:])
-    main(entries(options.dtype, options.head_dims), load, __doc__.splitlines()[0])
+    main(ENTRIES, load, __doc__.splitlines()[0], library="sglang", dtype="bf16", head_dims="64,128")

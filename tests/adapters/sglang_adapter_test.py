@@ -3,18 +3,21 @@
 - every file of the adapter compiles;
 - each entry's rejection table maps every message SGLang 0.5.23 raises for it (sglang_messages.txt,
   copied from its raise statements) to the rule named there, and an unknown message to none;
-- each entry's handshake capabilities, profile (one of reference/src/profiles.cpp) and declared
-  arithmetic are as docs/conformance-sglang.md states;
+- each entry's handshake line (the kit's, from its capabilities), profile (one of
+  reference/src/profiles.cpp) and declared arithmetic are as docs/conformance-sglang.md states;
 - conformance/plan/sglang.json runs every entry, with the right kind;
 - the input transforms give back the case's g and beta through SGLang's own gate and sigmoid
   formulas (run in numpy, float32 like the kernels).
 
 Needs kda_adapter (adapters/python) with Entry; exits 77 (skipped) where numpy is missing.
 """
+import argparse
+import json
 import os
 import py_compile
 import re
 import sys
+import types
 import unittest
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -47,11 +50,18 @@ def exception(text):
     return (kind or type(type_name, (Exception,), {}))(message)
 
 
+def handshake(entry, dtype, head_dims="64,128"):
+    """The entry's handshake line (the kit's), as {key: value} with the name and profile."""
+    line = entry.handshake("sglang-" + entry.name, argparse.Namespace(dtype=dtype, head_dims=head_dims))
+    words = line.split()
+    self_check = words[:2] == ["kda-adapter", "1"]
+    return self_check, words[2], words[3], dict(w.split("=", 1) for w in words[4:])
+
+
 class Entries(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.bf16 = {e.name: e for e in sglang_adapter.entries("bf16", "64,128")}
-        cls.f32 = {e.name: e for e in sglang_adapter.entries("f32", "any")}
+        cls.entries = {e.name: e for e in sglang_adapter.ENTRIES}
         with open(os.path.join(ROOT, "reference", "src", "profiles.cpp")) as f:
             cls.profiles = set(re.findall(r'p\.name = "(\w+)"', f.read()))
 
@@ -61,19 +71,20 @@ class Entries(unittest.TestCase):
 
     def test_every_upstream_message_maps_to_its_rule(self):
         rows = messages()
-        self.assertEqual({entry for entry, _, _ in rows} - set(self.bf16), set())
+        self.assertEqual({entry for entry, _, _ in rows} - set(self.entries), set())
         for entry, rule, text in rows:
-            table = RejectionTable(self.bf16[entry].rejections)
+            table = RejectionTable(self.entries[entry].rejections)
             self.assertEqual(table.rule_for(exception(text)), rule, f"{entry}: {text}")
 
     def test_every_entry_maps_its_own_refusal_and_nothing_unknown(self):
-        for name, entry in self.bf16.items():
+        for name, entry in self.entries.items():
             table = RejectionTable(entry.rejections)
-            refusal = type("EntryError", (Exception,), {})(f"the {name} entry takes a state pool only")
+            refusal = type("EntryError", (Exception,), {})(sglang_adapter.require(
+                types.SimpleNamespace(has=lambda tensor: False), name, "pool"))
             self.assertEqual(table.rule_for(refusal), "state_source_supported", name)
             self.assertIsNone(table.rule_for(RuntimeError("Triton Error [CUDA]: invalid argument")), name)
 
-    def test_profiles_exist_and_capabilities_follow_the_code_paths(self):
+    def test_handshakes_follow_the_code_paths(self):
         expect = {"triton-decode": ("sglang_triton_decode", "decode", "pool"),
                   "triton-verify": ("sglang_triton_verify", "verify", "scratch"),
                   "triton-chunk": ("sglang_triton_chunk", "prefill", "pool"),
@@ -81,36 +92,40 @@ class Entries(unittest.TestCase):
                   "triton-packed-decode": ("sglang_packed_decode", "decode", "pool"),
                   "helion-packed-decode": ("sglang_helion_packed_decode", "decode", "pool"),
                   "helion-verify": ("sglang_helion_verify", "verify", "scratch")}
-        self.assertEqual(set(self.bf16), set(expect))
+        self.assertEqual(set(self.entries), set(expect))
         for name, (profile, modes, sources) in expect.items():
-            entry = self.bf16[name]
-            self.assertIn(entry.profile, self.profiles, name)
-            self.assertEqual(entry.profile, profile, name)
-            caps = entry.capabilities
+            version, adapter, got_profile, caps = handshake(self.entries[name], "bf16")
+            self.assertTrue(version, name)
+            self.assertEqual((adapter, got_profile), ("sglang-" + name, profile))
+            self.assertIn(profile, self.profiles, name)
             self.assertEqual((caps["modes"], caps["state_sources"], caps["layouts"]), (modes, sources, "VK"), name)
             self.assertEqual((caps["input_dtypes"], caps["output_dtypes"]), ("bf16", "bf16"), name)
             self.assertEqual((caps["key_head_dims"], caps["beta_from_logits"]), ("64,128", "0"), name)
-            self.assertNotIn("key_head_dims", self.f32[name].capabilities, name)
+            self.assertEqual(caps["checks_contract"], "1", name)
+            self.assertNotIn("key_head_dims", handshake(self.entries[name], "f32", "any")[3], name)
+
+    def test_declared_arithmetic(self):
+        for name, entry in self.entries.items():
+            chunk = name.endswith("-chunk")
+            caps = handshake(entry, "bf16")[3]
+            self.assertEqual(caps.get("arithmetic"), "bf16-operands" if chunk else None, name)  # absent: fp32
+            caps = handshake(entry, "f32")[3]
+            self.assertEqual(caps.get("arithmetic"), "tf32" if chunk else None, name)
+            if chunk:
+                self.assertEqual((caps["chunk_states"], caps["state_dtypes"], caps["chunk_sizes"]), ("1", "f32", "64"))
+                caps = handshake(entry, "bf16")[3]
+                self.assertEqual((caps["chunk_states"], caps["state_dtypes"]), ("0", "f32,bf16"))
 
     def test_the_campaign_plan_names_every_entry_once(self):
-        import json
         with open(os.path.join(ROOT, "conformance", "plan", "sglang.json")) as f:
             plan = json.load(f)
         self.assertEqual(plan["library"], "sglang 0.5.23")
         named = [re.search(r"--entry (\S+)", i["kernel"]).group(1) for i in plan["implementations"]]
-        self.assertEqual(sorted(named), sorted(self.bf16))
+        self.assertEqual(sorted(named), sorted(self.entries))
         for implementation, entry in zip(plan["implementations"], named):
             self.assertTrue(implementation["kernel"].startswith("exec:python3 adapters/sglang/sglang_adapter.py "))
             self.assertEqual(implementation["kind"], "chunked" if entry.endswith("-chunk") else "recurrent", entry)
         self.assertTrue(all(row["reason"] for row in plan["not_run"]))
-
-    def test_declared_arithmetic(self):
-        for name, entry in self.bf16.items():
-            self.assertEqual(entry.arithmetic, "bf16-operands" if name.endswith("-chunk") else "fp32", name)
-        self.assertEqual(self.f32["triton-chunk"].arithmetic, "tf32")
-        self.assertEqual(self.f32["triton-chunk"].capabilities["chunk_states"], "1")
-        self.assertEqual(self.bf16["triton-chunk"].capabilities["chunk_states"], "0")
-        self.assertEqual(self.bf16["triton-chunk"].capabilities["chunk_sizes"], "64")
 
 
 class NumpyCase:
@@ -203,7 +218,6 @@ class Loader(unittest.TestCase):
 
     def test_kernel_files_import_without_the_packages_above_them(self):
         import tempfile
-        import types
         import sglang_loader
         with tempfile.TemporaryDirectory() as root:
             attention = os.path.join(root, "sglang", "kernels", "ops", "attention")
