@@ -27,6 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "python")]
 from kda_adapter import Entry, main  # noqa: E402
+from kda_adapter.dtypes import text  # noqa: E402
 import sglang_inputs as inputs  # noqa: E402
 import sglang_loader  # noqa: E402
 
@@ -38,8 +39,10 @@ HELION_DECODE = "sglang.kernels.ops.attention.helion.kda_decode"
 HELION_VERIFY = "sglang.kernels.ops.attention.helion.kda_verify"
 HELION_PREFILL = "sglang.kernels.ops.attention.helion.kda_prefill"
 
-# What the adapter refuses: another state source than its entry's (each profile holds state_source_supported).
-FORM = [(r"^EntryError: the \S+ entry takes", "state_source_supported")]
+# What the adapter refuses (require()): another state form, a form not whole, [K, V] states.
+FORM = [(r"^EntryError: the \S+ entry takes", "state_source_supported"),
+        (r"^EntryError: the \S+ entry (needs|has no place for) ", "state_source"),
+        (r"^EntryError: the \S+ entry keeps states as \[V, K\]", "state_layout")]
 # SGLang's messages, read from the installed 0.5.23 sources (tests/adapters/sglang_messages.txt).
 SCALE = [(r"^AssertionError: scale must be positive", "scale_positive")]
 CHUNK = [(r"^AssertionError: Only batch size 1 is supported when cu_seqlens are provided", "varlen_batch_one"),
@@ -76,11 +79,30 @@ def contiguous(case, *names):
     return [case.view(n).contiguous() for n in names]
 
 
+FORMS = {  # the state source an entry takes: in words, the tensors it is made of, and its tell-tale tensors
+    "pool": ("a state pool with one index per sequence", ("state_pool", "state_indices"), ("state_pool", "state_indices")),
+    "scratch": ("the scratch verify form", ("state_pool", "state_indices", "scratch_states", "scratch_indices"),
+                ("scratch_states", "scratch_indices")),
+}
+OTHER_FORMS = {"pool": ("scratch_states", "scratch_indices", "num_accepted"), "scratch": ("num_accepted",)}
+
+
 def require(case, entry, source):
-    forms = {"pool": lambda: case.has("state_pool") and not case.has("scratch_states") and not case.has("num_accepted"),
-             "scratch": lambda: case.has("scratch_states")}
-    if not forms[source]():
-        return f"the {entry} entry takes {'a state pool' if source == 'pool' else 'the scratch verify form'} only"
+    """Why the entry cannot express the case, or None. SGLang's calls take one state form, whole, in
+    the [V, K] layout: another form is state_source_supported, a part missing or a tensor the call has
+    no place for (a dense initial or final state beside the pool) is state_source, [K, V] states are
+    state_layout (SGLang has no layout option)."""
+    words, parts, tells = FORMS[source]
+    if not any(case.has(n) for n in tells) or any(case.has(n) for n in OTHER_FORMS[source]):
+        return f"the {entry} entry takes {words} only"
+    missing = [n for n in parts if not case.has(n)]
+    if missing:
+        return f"the {entry} entry needs {', '.join(missing)} with {words}"
+    extra = [n for n in ("initial_state", "final_state", "chunk_states", "token_states") if case.has(n)]
+    if extra and not (extra == ["chunk_states"] and entry.endswith("-chunk")):
+        return f"the {entry} entry has no place for {', '.join(extra)}"
+    if text(case.attrs["state_layout"]) != "VK":
+        return f"the {entry} entry keeps states as [V, K] (K contiguous) only"
     return None
 
 

@@ -76,12 +76,25 @@ class Entries(unittest.TestCase):
             table = RejectionTable(self.entries[entry].rejections)
             self.assertEqual(table.rule_for(exception(text)), rule, f"{entry}: {text}")
 
-    def test_every_entry_maps_its_own_refusal_and_nothing_unknown(self):
+    def test_every_entry_refuses_what_it_cannot_express_naming_the_rule(self):
+        def case(*tensors, layout="VK"):
+            return types.SimpleNamespace(has=lambda name: name in tensors, attrs={"state_layout": layout})
+
+        error = type("EntryError", (Exception,), {})
         for name, entry in self.entries.items():
             table = RejectionTable(entry.rejections)
-            refusal = type("EntryError", (Exception,), {})(sglang_adapter.require(
-                types.SimpleNamespace(has=lambda tensor: False), name, "pool"))
-            self.assertEqual(table.rule_for(refusal), "state_source_supported", name)
+            form = ("state_pool", "state_indices") + (("scratch_states", "scratch_indices") if "verify" in name else ())
+            expect = [(case(), "state_source_supported"),                       # no state at all
+                      (case("initial_state"), "state_source_supported"),        # dense states
+                      (case(*form, "num_accepted"), "state_source_supported"),  # the index-table verify form
+                      (case(*form[1:]), "state_source"),                        # the pool missing
+                      (case(*form, "initial_state"), "state_source"),           # a dense state beside the pool
+                      (case(*form, layout="KV"), "state_layout")]
+            for drawn, rule in expect:
+                reason = sglang_adapter.require(drawn, name, "scratch" if "verify" in name else "pool")
+                self.assertIsNotNone(reason, f"{name}: {rule}")
+                self.assertEqual(table.rule_for(error(reason)), rule, f"{name}: {reason}")
+            self.assertIsNone(sglang_adapter.require(case(*form), name, "scratch" if "verify" in name else "pool"))
             self.assertIsNone(table.rule_for(RuntimeError("Triton Error [CUDA]: invalid argument")), name)
 
     def test_handshakes_follow_the_code_paths(self):
