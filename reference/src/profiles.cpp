@@ -146,6 +146,9 @@ Profile sglang_flashinfer_decode() {
   return p;
 }
 
+// The SGLang profiles below (adapters/sglang, docs/conformance-sglang.md) also hold state_source_supported and
+// state_layout: SGLang's calls take one state form, [slots, HV, V, K] with no layout option, so its adapter
+// refuses another form or [K, V] states under those rules.
 // SGLang's Triton KDA decode (TritonKDAKernel.decode in python/sglang/srt/layers/attention/linear/
 // kernels/kda_triton.py over fused_sigmoid_gating_delta_rule_update in python/sglang/kernels/ops/attention/
 // linear/fused_sigmoid_gating_recurrent.py, sglang 0.5.23): a [slots, HV, V, K] pool updated in place
