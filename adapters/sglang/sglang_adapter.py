@@ -135,16 +135,18 @@ def run_triton_verify(case, sglang):
 def chunk_call(case, chunk_kda):
     """TritonKDAKernel.extend's call (HelionKDAKernel.extend's is the same on Helion's chunk_kda):
     chunk_kda on the pool, in place. Without the gate in kernel g is the log-decay and A_log is None
-    (SGLang's 'already activated' path). Triton's chunk_kda writes o into v's storage
-    (chunk_gla_fwd_o_gk(o=v) on v.contiguous()), so v goes in as a copy: the request's v stays as
-    kda-oracle wrote it."""
+    (SGLang's 'already activated' path). q and k go in contiguous: chunk_kda makes them so only on its
+    l2norm path (the one the engine always takes) and its kernels index them as compact. Triton's
+    chunk_kda writes o into v's storage (chunk_gla_fwd_o_gk(o=v) on v.contiguous()), so v goes in as a
+    copy: the request's v stays as kda-oracle wrote it."""
     if case.attrs["gate_in_kernel"]:
         g, A_log, dt_bias, lower_bound = inputs.raw_gate(case)
     else:
         g, A_log, dt_bias, lower_bound = case.view("g"), None, None, None
     cu = case.optional("cu_seqlens")
     result = chunk_kda(
-        q=case.view("q"), k=case.view("k"), v=case.view("v").clone(), g=g, beta=case.view("beta"),
+        q=case.view("q").contiguous(), k=case.view("k").contiguous(), v=case.view("v").clone(), g=g,
+        beta=case.view("beta"),
         scale=float(case.attrs["scale"]) if "scale" in case.attrs else None, initial_state=case.view("state_pool"),
         initial_state_indices=case.view("state_indices").contiguous(),
         use_qk_l2norm_in_kernel=bool(case.attrs["l2norm_qk"]), cu_seqlens=None if cu is None else cu.contiguous(),
