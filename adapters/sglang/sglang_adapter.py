@@ -70,6 +70,7 @@ HELION_VERIFY_CHECKS = [
     (r"^ValueError: Inconsistent Helion KDA verify query/key head layout", "hv_divisible"),
     (r"^ValueError: Helion KDA verify requires per-candidate state snapshots", "state_source"),
     (r"^ValueError: Helion KDA verify snapshot capacity is smaller than cache_steps", "scratch_steps"),
+    (r"^EntryError: helion_kda_verify takes no scale", "scale_positive"),
 ]
 
 
@@ -199,6 +200,15 @@ class QueryKeyShapes(ValueError):
     message for two rules (HV % H and k like q), told apart by the case."""
 
 
+def helion_verify_accepts(case):
+    """helion_kda_verify always l2-normalises q and k and scales by K^-0.5 (it has neither option): its
+    handshake says so (l2norm_required=1, explicit_scale=0), so only a broken scale reaches it here."""
+    reason = require(case, "helion-verify", "scratch")
+    if reason is None and "scale" in case.attrs and float(case.attrs["scale"]) != case.view("q").shape[-1] ** -0.5:
+        reason = f"helion_kda_verify takes no scale (always K^-0.5), the case has {float(case.attrs['scale'])}"
+    return reason
+
+
 def run_helion_verify(case, sglang):
     """HelionKDAKernel.target_verify's call: packed [1, T, ...] tokens (without cu_seqlens, the B rows
     of T flattened as the engine packs them; with it, as given), the pool only read, per-token states
@@ -262,8 +272,9 @@ ENTRIES = [
           PACKED_CHECKS + FORM, accepts=takes("pool", "triton-packed-decode")),
     Entry("helion-packed-decode", "sglang_helion_packed_decode", capabilities("decode", "pool"),
           run_helion_packed_decode, PACKED_CHECKS + HELION_DIMS + FORM, accepts=takes("pool", "helion-packed-decode")),
-    Entry("helion-verify", "sglang_helion_verify", capabilities("verify", "scratch"), run_helion_verify,
-          HELION_VERIFY_CHECKS + FORM, accepts=takes("scratch", "helion-verify")),
+    Entry("helion-verify", "sglang_helion_verify",
+          capabilities("verify", "scratch", l2norm_required=1, explicit_scale=0), run_helion_verify,
+          HELION_VERIFY_CHECKS + FORM, accepts=helion_verify_accepts),
 ]
 
 

@@ -29,10 +29,12 @@ struct Capabilities {
   bool varlen = true;
   bool gate_in_kernel = true;
   bool l2norm_in_kernel = true;
+  bool l2norm_required = false;  // the kernel always l2-normalises q and k (no option to leave them)
   bool beta_from_logits = true;
   bool chunk_states = true;
   bool token_states = true;
   bool strided_inputs = true;  // inputs may be any strided view (false: contiguous only)
+  bool explicit_scale = true;  // false: the kernel always scales q by K^-0.5 (no scale option)
 
   // Empty when the kernel can run the problem; otherwise the first unsupported feature, in words.
   std::string unsupported(const Problem& problem) const;
