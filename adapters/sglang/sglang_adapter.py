@@ -202,7 +202,7 @@ class QueryKeyShapes(ValueError):
 
 def helion_verify_accepts(case):
     """helion_kda_verify always l2-normalises q and k and scales by K^-0.5 (it has neither option): its
-    handshake says so (l2norm_required=1, explicit_scale=0), so only a broken scale reaches it here."""
+    handshake says so (always=l2norm_in_kernel, explicit_scale=0), so only a broken scale reaches it here."""
     reason = require(case, "helion-verify", "scratch")
     if reason is None and "scale" in case.attrs and float(case.attrs["scale"]) != case.view("q").shape[-1] ** -0.5:
         reason = f"helion_kda_verify takes no scale (always K^-0.5), the case has {float(case.attrs['scale'])}"
@@ -273,7 +273,7 @@ ENTRIES = [
     Entry("helion-packed-decode", "sglang_helion_packed_decode", capabilities("decode", "pool"),
           run_helion_packed_decode, PACKED_CHECKS + HELION_DIMS + FORM, accepts=takes("pool", "helion-packed-decode")),
     Entry("helion-verify", "sglang_helion_verify",
-          capabilities("verify", "scratch", l2norm_required=1, explicit_scale=0), run_helion_verify,
+          capabilities("verify", "scratch", always="l2norm_in_kernel", explicit_scale=0), run_helion_verify,
           HELION_VERIFY_CHECKS + FORM, accepts=helion_verify_accepts),
 ]
 

@@ -233,7 +233,7 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   Options& o = s.options;
   o.state_layout = pick(a.layouts, d.state_layout);
   o.chunk_size = pick(a.chunk_sizes, d.chunk_size);
-  o.l2norm_qk = a.l2norm && (d.l2norm || a.l2norm_required);
+  o.l2norm_qk = a.l2norm && d.l2norm;
   o.beta_from_logits = a.beta_logits && d.beta_logits;
   o.allow_neg_eigval = o.beta_from_logits && d.neg_eigval;
   if (d.explicit_scale && a.explicit_scale) o.scale = kExplicitScale;

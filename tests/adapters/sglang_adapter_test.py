@@ -117,8 +117,8 @@ class Entries(unittest.TestCase):
             self.assertEqual(caps["checks_contract"], "1", name)
             self.assertNotIn("key_head_dims", handshake(self.entries[name], "f32", "any")[3], name)
             fixed = name == "helion-verify"  # always l2norm and K^-0.5: no option for either
-            self.assertEqual((caps.get("l2norm_required"), caps.get("explicit_scale")),
-                             ("1", "0") if fixed else (None, None), name)
+            self.assertEqual((caps.get("always"), caps.get("explicit_scale")),
+                             ("l2norm_in_kernel", "0") if fixed else (None, None), name)
 
     def test_declared_arithmetic(self):
         for name, entry in self.entries.items():

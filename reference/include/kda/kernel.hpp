@@ -29,7 +29,6 @@ struct Capabilities {
   bool varlen = true;
   bool gate_in_kernel = true;
   bool l2norm_in_kernel = true;
-  bool l2norm_required = false;  // the kernel always l2-normalises q and k (no option to leave them)
   bool beta_from_logits = true;
   bool chunk_states = true;
   bool token_states = true;
