@@ -69,7 +69,9 @@ decode_part() {
   step cuda-vs-simulation 60 bash -c 'no_skips "$@"' _ "$bin/cuda_vs_sim_test"
   step catalogue 120 env KDA_PROPERTY_CASES=100 bash -c 'no_skips "$@"' _ "$bin/gpu_catalogue_test" \
     '--gtest_filter=*/cuda_recurrent__*'
-  step cuda-plugin 20 env KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" bash -c 'no_skips "$@"' _ "$bin/cuda_plugin_test"
+  # The example plugin through kda-oracle's device staging, and a plugin's planted stray device writes located.
+  step cuda-plugin 20 env KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" \
+    KDA_STRAY_WRITE_PLUGIN="$PWD/$bin/stray_device_write_plugin.so" bash -c 'no_skips "$@"' _ "$bin/cuda_plugin_test"
   # The example plugin and the chunked kernel take no verify call: the verify properties would only skip.
   step cuda-plugin-catalogue 120 env KDA_PROPERTY_CASES=50 KDA_CUDA_PLUGIN="$PWD/$bin/cuda_plugin.so" \
     bash -c 'no_skips "$@"' _ "$bin/gpu_catalogue_test" '--gtest_filter=*/cuda_plugin__*:-*__verify_*'

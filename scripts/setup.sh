@@ -11,8 +11,10 @@ debian_packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libcli11-dev
+  nlohmann-json3-dev  # kda-oracle check --results
   python3 python3-pip
   python3-h5py python3-numpy  # the golden-file interop test reads HDF5 with h5py and numpy alone
+  python3-matplotlib  # scripts/plot_failure.py
   clang libclang-rt-dev libomp-dev  # scripts/fuzz.sh: clang, its libFuzzer and sanitizer runtimes, its OpenMP
 )
 

@@ -12,7 +12,7 @@ static_assert(KDA_BF16 == static_cast<int>(DType::bf16) && KDA_F16 == static_cas
               KDA_F32 == static_cast<int>(DType::f32) && KDA_F64 == static_cast<int>(DType::f64) &&
               KDA_I32 == static_cast<int>(DType::i32) && KDA_I64 == static_cast<int>(DType::i64));
 
-kda_tensor describe(Tensor& t) {
+kda_tensor describe(Tensor& t, const DeviceStaging* device) {
   kda_tensor out{};
   const View& v = t.view;
   if (v.rank() > KDA_MAX_RANK)
@@ -21,7 +21,7 @@ kda_tensor describe(Tensor& t) {
   out.present = 1;
   out.dtype = static_cast<int>(v.dtype);
   out.rank = v.rank();
-  out.data = t.buffer->data() + v.byte_offset();
+  out.data = device ? device->device_data(t) : t.buffer->data() + v.byte_offset();
   for (int d = 0; d < v.rank(); ++d) {
     out.shape[d] = v.size(d);
     out.strides[d] = v.stride(d);
@@ -29,11 +29,13 @@ kda_tensor describe(Tensor& t) {
   return out;
 }
 
-kda_tensor describe(std::optional<Tensor>& t) { return t ? describe(*t) : kda_tensor{}; }
+kda_tensor describe(std::optional<Tensor>& t, const DeviceStaging* device) {
+  return t ? describe(*t, device) : kda_tensor{};
+}
 
 }  // namespace
 
-kda_call make_call(Problem& p, std::uint32_t abi_version) {
+kda_call make_call(Problem& p, std::uint32_t abi_version, const DeviceStaging* device) {
   kda_call c{};
   c.abi_version = abi_version;
   c.mode = p.mode == Mode::prefill ? KDA_MODE_PREFILL : p.mode == Mode::decode ? KDA_MODE_DECODE : KDA_MODE_VERIFY;
@@ -52,22 +54,23 @@ kda_call make_call(Problem& p, std::uint32_t abi_version) {
   c.chunk_size = op.chunk_size;
   c.state_layout = op.state_layout == StateLayout::vk ? KDA_LAYOUT_VK : KDA_LAYOUT_KV;
 
-  c.cu_seqlens = describe(p.cu_seqlens);
-  c.q = describe(p.q), c.k = describe(p.k), c.v = describe(p.v), c.g = describe(p.g), c.beta = describe(p.beta);
-  c.A_log = describe(p.A_log), c.dt_bias = describe(p.dt_bias);
-  c.initial_state = describe(p.initial_state);
-  c.state_pool = describe(p.state_pool), c.state_indices = describe(p.state_indices);
-  c.o = describe(p.o), c.final_state = describe(p.final_state);
-  c.chunk_states = describe(p.chunk_states), c.token_states = describe(p.token_states);
+  const auto tensor = [device](auto& t) { return describe(t, device); };
+  c.cu_seqlens = tensor(p.cu_seqlens);
+  c.q = tensor(p.q), c.k = tensor(p.k), c.v = tensor(p.v), c.g = tensor(p.g), c.beta = tensor(p.beta);
+  c.A_log = tensor(p.A_log), c.dt_bias = tensor(p.dt_bias);
+  c.initial_state = tensor(p.initial_state);
+  c.state_pool = tensor(p.state_pool), c.state_indices = tensor(p.state_indices);
+  c.o = tensor(p.o), c.final_state = tensor(p.final_state);
+  c.chunk_states = tensor(p.chunk_states), c.token_states = tensor(p.token_states);
 
-  c.memory = KDA_MEMORY_HOST;
-  c.device = 0;
-  c.stream = nullptr;
+  c.memory = device ? KDA_MEMORY_CUDA : KDA_MEMORY_HOST;
+  c.device = device ? device->memory().device() : 0;
+  c.stream = device ? device->memory().stream() : nullptr;
   if (abi_version < 2) return c;
 
   c.L = p.L;
-  c.num_accepted = describe(p.num_accepted);
-  c.scratch_indices = describe(p.scratch_indices), c.scratch_states = describe(p.scratch_states);
+  c.num_accepted = tensor(p.num_accepted);
+  c.scratch_indices = tensor(p.scratch_indices), c.scratch_states = tensor(p.scratch_states);
   return c;
 }
 

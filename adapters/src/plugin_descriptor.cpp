@@ -54,9 +54,9 @@ Declaration read_descriptor(const kda_plugin& d, const std::string& library) {
   if (!d.name || !*d.name) throw PluginError(where + ": the descriptor has no name");
   if (!d.run) throw PluginError(where + ": the descriptor has no run function");
   if (!d.profile) throw PluginError(where + ": the descriptor names no profile");
-  if (d.memory != KDA_MEMORY_HOST)
-    throw PluginError(where + " takes device memory (memory = " + std::to_string(d.memory) +
-                      "); this kda-oracle passes host memory only");
+  if (d.memory != KDA_MEMORY_HOST && d.memory != KDA_MEMORY_CUDA)
+    throw PluginError(where + ": descriptor field 'memory' is " + std::to_string(d.memory) +
+                      ", neither KDA_MEMORY_HOST (0) nor KDA_MEMORY_CUDA (1)");
   if (d.flags & ~kAllFlags) throw PluginError(where + ": descriptor field 'flags' has unknown bits set");
 
   Declaration out;

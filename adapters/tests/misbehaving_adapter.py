@@ -23,32 +23,47 @@ import sys
 import time
 
 import h5py
+import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, ".."), os.path.join(here, "..", "python")]
 import numpy_adapter  # noqa: E402
+from kda_adapter import Entry  # noqa: E402
+from kda_adapter.buffers import NumpyBuffers  # noqa: E402
+from kda_adapter.dtypes import text  # noqa: E402
+from kda_adapter.protocol import reply  # noqa: E402
+from kda_adapter.requests import Requests  # noqa: E402
+
+NAME = "misbehaving"
+PROFILE = numpy_adapter.PROFILE
+
+
+def requests(mode, compute=numpy_adapter.run_case):
+    """Request files served like numpy_adapter.py's, each case computed by compute(case)."""
+    entry = Entry(NAME, PROFILE, numpy_adapter.CAPABILITIES, lambda case, lib: compute(case))
+    return Requests(entry, None, NumpyBuffers(), f"misbehaving-{mode}")
 
 
 def handshake(mode):
     if mode == "bad-handshake":
-        numpy_adapter.reply("hello kda-oracle")
+        reply("hello kda-oracle")
     elif mode == "old-protocol":
-        numpy_adapter.reply(f"kda-adapter 0 {numpy_adapter.NAME} {numpy_adapter.PROFILE}")
+        reply(f"kda-adapter 0 {NAME} {PROFILE}")
     elif mode == "silent":
         time.sleep(3600)
     elif mode == "die":
         sys.exit(4)
     else:
-        capabilities = numpy_adapter.CAPABILITIES
+        capabilities = dict(numpy_adapter.CAPABILITIES)
         if mode == "no-verify":
-            capabilities = capabilities.replace("modes=prefill,decode,verify", "modes=prefill,decode").replace(
-                "state_sources=none,dense,pool,table,scratch", "state_sources=none,dense,pool")
-        numpy_adapter.reply(f"kda-adapter 1 misbehaving-{mode} {numpy_adapter.PROFILE} {capabilities}")
+            capabilities.update(modes="prefill,decode", state_sources="none,dense,pool")
+        reply(f"kda-adapter 1 misbehaving-{mode} {PROFILE} " + " ".join(f"{k}={v}" for k, v in capabilities.items()))
 
 
 def zero_the_pool(case):
     numpy_adapter.run_case(case)
     if case.has("state_pool"):
-        case.buffers[case.tensors["state_pool"][0]][...] = 0
+        case.buffer("state_pool")[...] = 0
 
 
 def misbehave(mode, request, results):
@@ -64,7 +79,7 @@ def misbehave(mode, request, results):
     if mode == "no-results":
         return "ok"
     if mode == "bad-results":
-        numpy_adapter.handle(request, results, compute=lambda case: None)
+        requests(mode, compute=lambda case: None).handle(request, results)
         with h5py.File(results, "r+") as f:  # o comes back cut in half
             o = f["cases/case/o"]
             half, dtype = o[: o.shape[0] // 2], o.attrs["dtype"]
@@ -78,13 +93,15 @@ def misbehave(mode, request, results):
     if mode == "error":
         return "error CUDA error: out of memory"
     if mode == "scribble":
-        numpy_adapter.handle(request, results, compute=zero_the_pool)
+        requests(mode, compute=zero_the_pool).handle(request, results)
         return "ok"
     raise ValueError(f"unknown mode {mode}")
 
 
 def main():
     mode = sys.argv[1]
+    np.seterr(over="ignore", under="ignore")
+    served = requests(mode)
     handshake(mode)
     for line in sys.stdin:
         words = line.split()
@@ -93,18 +110,18 @@ def main():
         request, results = words[1], words[2]
         if mode == "no-verify":
             with h5py.File(request, "r") as f:
-                if any(numpy_adapter.text(case.attrs["mode"]) == "verify" for case in f["cases"].values()):
+                if any(text(case.attrs["mode"]) == "verify" for case in f["cases"].values()):
                     os.kill(os.getpid(), signal.SIGSEGV)
-            numpy_adapter.handle(request, results)
-            numpy_adapter.reply("ok")
+            served.handle(request, results)
+            reply("ok")
             continue
         marker = os.path.join(os.path.dirname(request), "misbehaved")
         if not os.path.exists(marker):
             open(marker, "w").close()
-            numpy_adapter.reply(misbehave(mode, request, results))
+            reply(misbehave(mode, request, results))
             continue
-        numpy_adapter.handle(request, results)
-        numpy_adapter.reply("ok")
+        served.handle(request, results)
+        reply("ok")
 
 
 if __name__ == "__main__":

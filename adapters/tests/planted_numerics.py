@@ -22,15 +22,18 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, ".."), os.path.join(here, "..", "python")]
 import numpy_adapter as na  # noqa: E402
+from kda_adapter import Entry, main  # noqa: E402
 
 CHUNK = 64
 WINDOW = 512
 NEUMANN_TERMS = 8
 # Prefill only, dense or no initial state; any dtype, layout, gate form and stride.
-CAPABILITIES = ("modes=prefill input_dtypes=bf16,f16,f32,f64 output_dtypes=bf16,f16,f32,f64 "
-                "state_dtypes=bf16,f32,f64 layouts=VK,KV state_sources=none,dense chunk_sizes=64 token_states=0")
+CAPABILITIES = {"modes": "prefill", "input_dtypes": "bf16,f16,f32,f64", "output_dtypes": "bf16,f16,f32,f64",
+                "state_dtypes": "bf16,f32,f64", "layouts": "VK,KV", "state_sources": "none,dense",
+                "chunk_sizes": "64", "token_states": "0"}
 
 
 def step(S, k, v, g, beta):
@@ -114,8 +117,8 @@ def run(case, bug):
     B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
     vk = na.text(a["state_layout"]) == "VK"
     q, k, v, g, beta = na.preprocess(case)
-    cu = case.read_int("cu_seqlens") if case.has("cu_seqlens") else None
-    initial = na.as_kv(case.read("initial_state"), vk) if case.has("initial_state") else None
+    cu = na.read_int(case, "cu_seqlens") if case.has("cu_seqlens") else None
+    initial = na.as_kv(na.read(case, "initial_state"), vk) if case.has("initial_state") else None
     o = np.zeros((B, T, HV, V))
     final = np.zeros((N, HV, K, V))
     chunk_states = []
@@ -130,20 +133,19 @@ def run(case, bug):
             o_seq, starts, final[n] = chunked(*seq, S0, bug)
         o[b, first:first + length] = o_seq
         chunk_states += starts
-    case.write("o", o)
+    na.write(case, "o", o)
     if case.has("final_state"):
-        case.write("final_state", na.as_kv(final, vk))
+        na.write(case, "final_state", na.as_kv(final, vk))
     if case.has("chunk_states"):
-        case.write("chunk_states", na.as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
+        na.write(case, "chunk_states", na.as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
 
 
 BUGS = ("neumann-fp16", "window-512", "gate-overflow", "none")
 
 if __name__ == "__main__":
-    np.seterr(over="ignore", under="ignore")
     if len(sys.argv) != 3 or sys.argv[1] != "--bug" or sys.argv[2] not in BUGS:
         sys.exit("usage: planted_numerics.py --bug " + "|".join(BUGS))
     bug = sys.argv[2]
-    na.NAME = "planted-" + bug
     compute = na.run_case if bug == "none" else (lambda case: run(case, bug))
-    na.serve(lambda request, results: na.handle(request, results, compute=compute), CAPABILITIES)
+    main([Entry("planted-" + bug, "strict", CAPABILITIES, lambda case, lib: compute(case))], na.load,
+         __doc__.split("\n")[0], backend="numpy", argv=[])

@@ -11,10 +11,11 @@ same object with new contents, and the adapter computes with a stale map.
 import os
 import sys
 
-import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, ".."), os.path.join(here, "..", "python")]
 import numpy_adapter  # noqa: E402
+from kda_adapter import Entry, main  # noqa: E402
 
 
 class ChunkMapCache:
@@ -26,7 +27,7 @@ class ChunkMapCache:
     def spans(self, case):
         if not case.has("cu_seqlens"):
             return numpy_adapter.sequence_spans(case)
-        cu, _ = case.view("cu_seqlens")
+        cu = case.view("cu_seqlens")
         if id(cu) not in self.maps:
             self.maps[id(cu)] = (cu, numpy_adapter.sequence_spans(case))
         return self.maps[id(cu)][1]
@@ -35,10 +36,8 @@ class ChunkMapCache:
 CACHE = ChunkMapCache()
 
 
-def handle(request, results):
-    numpy_adapter.handle(request, results, compute=lambda case: numpy_adapter.run_case(case, CACHE.spans))
-
+ENTRY = Entry("recurrent", numpy_adapter.PROFILE, numpy_adapter.CAPABILITIES,
+              lambda case, lib: numpy_adapter.run_case(case, CACHE.spans))
 
 if __name__ == "__main__":
-    np.seterr(over="ignore", under="ignore")
-    numpy_adapter.serve(handle_request=handle)
+    main([ENTRY], numpy_adapter.load, __doc__.split("\n")[0], library="numpy", backend="numpy", argv=[])

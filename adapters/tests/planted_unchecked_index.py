@@ -21,36 +21,36 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, ".."), os.path.join(here, "..", "python")]
 import numpy_adapter  # noqa: E402
-from numpy_adapter import as_kv, from_float, text, to_float  # noqa: E402
+from numpy_adapter import as_kv, from_float, read_int, text, to_float  # noqa: E402
+from kda_adapter import Entry, main  # noqa: E402
 
 NAME = "planted-unchecked-index"
 PROFILE = "vllm_fused_recurrent_verify"
-CAPABILITIES = ("modes=prefill,decode,verify input_dtypes=bf16,f16,f32 output_dtypes=bf16,f16,f32 "
-                "state_dtypes=f32,bf16 layouts=VK state_sources=pool,table")
+CAPABILITIES = {"modes": "prefill,decode,verify", "input_dtypes": "bf16,f16,f32", "output_dtypes": "bf16,f16,f32",
+                "state_dtypes": "f32,bf16", "layouts": "VK", "state_sources": "pool,table"}
 
 
 def slot_elements(case, slot):
     """Element positions of pool slot `slot` by C index math, in the pool's buffer, and which lie inside it."""
-    buffer, _, shape, strides, offset = case.tensors["state_pool"]
+    _, _, shape, strides, offset = case.tensors["state_pool"]
     h, i, j = np.meshgrid(*(np.arange(n) for n in shape[1:]), indexing="ij")
     at = offset + slot * strides[0] + h * strides[1] + i * strides[2] + j * strides[3]
-    return at, (at >= 0) & (at < case.buffers[buffer].size)
+    return at, (at >= 0) & (at < case.buffer("state_pool").size)
 
 
 def read_slot(case, slot):
-    buffer, dtype = case.tensors["state_pool"][:2]
     at, inside = slot_elements(case, slot)
     values = np.zeros(at.shape)
-    values[inside] = to_float(case.buffers[buffer][at[inside]], dtype)
+    values[inside] = to_float(case.buffer("state_pool")[at[inside]], case.dtype_of("state_pool"))
     return values
 
 
 def write_slot(case, slot, values):
-    buffer, dtype = case.tensors["state_pool"][:2]
     at, inside = slot_elements(case, slot)
-    case.buffers[buffer][at[inside]] = from_float(values[inside], dtype)
+    case.buffer("state_pool")[at[inside]] = from_float(values[inside], case.dtype_of("state_pool"))
 
 
 def run_case(case):
@@ -59,7 +59,7 @@ def run_case(case):
     a = case.attrs
     N, T = int(a["N"]), int(a["T"])
     vk = text(a["state_layout"]) == "VK"
-    table, accepted = case.read_int("state_indices"), case.read_int("num_accepted")
+    table, accepted = read_int(case, "state_indices"), read_int(case, "num_accepted")
     L = table.shape[1]
     in_row = [1 <= accepted[n] <= L for n in range(N)]
     # Requests whose column lies in the row: numpy_adapter.py's kernel (the others left to it as padding rows).
@@ -71,8 +71,8 @@ def run_case(case):
     finally:
         numpy_adapter.initial_slots = checked
     q, k, v, g, beta = numpy_adapter.preprocess(case)
-    cu = case.read_int("cu_seqlens") if case.has("cu_seqlens") else None
-    o, o_dtype = case.view("o")
+    cu = read_int(case, "cu_seqlens") if case.has("cu_seqlens") else None
+    o, o_dtype = case.view("o"), case.dtype_of("o")
     for n in (n for n in range(N) if not in_row[n]):
         slot = int(accepted[n]) - 1  # the bug: the column taken as a slot
         b, first = (0, int(cu[n])) if cu is not None else (n, 0)
@@ -86,7 +86,10 @@ def run_case(case):
         write_slot(case, slot, as_kv(S, vk))
 
 
-if __name__ == "__main__":
+def load(args):
     np.seterr(over="ignore", under="ignore", invalid="ignore")
-    numpy_adapter.NAME, numpy_adapter.PROFILE = NAME, PROFILE
-    numpy_adapter.serve(lambda request, results: numpy_adapter.handle(request, results, compute=run_case), CAPABILITIES)
+
+
+if __name__ == "__main__":
+    main([Entry(NAME, PROFILE, CAPABILITIES, lambda case, lib: run_case(case))], load, __doc__.split("\n")[0],
+         backend="numpy", argv=[])

@@ -15,18 +15,17 @@ import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, ".."))
-sys.path.insert(0, os.path.join(here, "..", "python"))
+sys.path[:0] = [os.path.join(here, ".."), os.path.join(here, "..", "python")]
 import numpy_adapter  # noqa: E402
-from kda_adapter.rejections import RejectionTable, answer_for  # noqa: E402
+from kda_adapter import Entry, main  # noqa: E402
 
-CAPABILITIES = ("modes=verify input_dtypes=bf16,f16,f32,f64 output_dtypes=bf16,f16,f32,f64 state_dtypes=bf16,f32 "
-                "layouts=VK state_sources=scratch checks_contract=1")
-REJECTIONS = RejectionTable([
+CAPABILITIES = {"modes": "verify", "input_dtypes": "bf16,f16,f32,f64", "output_dtypes": "bf16,f16,f32,f64",
+                "state_dtypes": "bf16,f32", "layouts": "VK", "state_sources": "scratch"}
+REJECTIONS = [
     (r"^ValueError: scale must be positive", "scale_positive"),
     (r"^NotImplementedError: target_verify takes the scratch form", "state_source_supported"),
     (r"^NotImplementedError: states must be \[\.\.\., V, K\]", "state_layout"),
-])
+]
 
 
 class ScaleMissing(Exception):
@@ -45,23 +44,11 @@ def check(case, unmapped):
         raise NotImplementedError("states must be [..., V, K] (K contiguous)")
 
 
-def main():
-    unmapped = sys.argv[1:] == ["--unmapped"]
+if __name__ == "__main__":
     if sys.argv[1:] not in ([], ["--unmapped"]):
         sys.exit("usage: self_checking_adapter.py [--unmapped]")
-    numpy_adapter.NAME = "self-checking" + ("-unmapped" if unmapped else "")
-    numpy_adapter.reply(f"kda-adapter 1 {numpy_adapter.NAME} sglang_triton_verify {CAPABILITIES}")
-    for line in sys.stdin:
-        words = line.split()
-        if words == ["quit"]:
-            return
-        try:
-            numpy_adapter.handle(words[1], words[2],
-                                 compute=lambda case: (check(case, unmapped), numpy_adapter.run_case(case)))
-            numpy_adapter.reply("ok")
-        except Exception as e:  # the kernel's own checks, mapped to rules where the table knows them
-            numpy_adapter.reply(answer_for(e, REJECTIONS))
-
-
-if __name__ == "__main__":
-    main()
+    unmapped = sys.argv[1:] == ["--unmapped"]
+    # The table's rows make the kit declare checks_contract=1 and answer what check() raises.
+    entry = Entry("self-checking" + ("-unmapped" if unmapped else ""), "sglang_triton_verify", CAPABILITIES,
+                  lambda case, lib: (check(case, unmapped), numpy_adapter.run_case(case)), rejections=REJECTIONS)
+    main([entry], numpy_adapter.load, __doc__.split("\n")[0], backend="numpy", argv=[])

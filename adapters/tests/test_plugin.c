@@ -6,7 +6,9 @@
  *   8 an ABI version 1 plugin (checks its contract) whose descriptor also sets the verify bits that
  *     version 2 added: it zeroes o, and fails, saying what it got, when a call's abi_version is not 1
  *     or its mode not prefill or decode
- *   9 declares KDA_MODE_VERIFY without a verify state source */
+ *   9 declares KDA_MODE_VERIFY without a verify state source
+ *  10 declares KDA_MEMORY_CUDA (refused by a kda-oracle built without CUDA); staged in host memory
+ *     standing in for device 3, it writes o[-1] and, with a pool, the first 8 bytes of slot -1 */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +39,16 @@ static int run(const kda_call* call, char* message, size_t message_size) {
               ((float*)o->data)[b * o->strides[0] + t * o->strides[1] + h * o->strides[2] + j * o->strides[3]] = 0.0f;
       return KDA_STATUS_OK;
     }
+    case 10: {
+      const float x = 1.0f;
+      if (call->memory != KDA_MEMORY_CUDA || call->device != 3) {
+        snprintf(message, message_size, "called with memory %d, device %d", call->memory, call->device);
+        return KDA_STATUS_FAILED;
+      }
+      memcpy((char*)call->o.data - sizeof x, &x, sizeof x);
+      if (call->state_pool.present) memset((char*)call->state_pool.data - call->state_pool.strides[0] * 4, 0x7f, 8);
+      return KDA_STATUS_OK;
+    }
     case 6: {
       const float x = 1.0f;
       memcpy((char*)call->o.data - sizeof x, &x, sizeof x); /* o[-1] of a contiguous o at offset 0 */
@@ -50,7 +62,8 @@ static const kda_plugin descriptor = {
     TEST_PLUGIN_VARIANT == 1 ? 999u : TEST_PLUGIN_VARIANT == 8 ? 1u : KDA_PLUGIN_ABI_VERSION,
     "test-plugin",
     TEST_PLUGIN_VARIANT == 2 ? "no_such_profile" : "strict",
-    KDA_BIT(KDA_MODE_PREFILL) | KDA_BIT(KDA_MODE_DECODE) | (TEST_PLUGIN_VARIANT >= 8 ? KDA_BIT(KDA_MODE_VERIFY) : 0u),
+    KDA_BIT(KDA_MODE_PREFILL) | KDA_BIT(KDA_MODE_DECODE) |
+        (TEST_PLUGIN_VARIANT == 8 || TEST_PLUGIN_VARIANT == 9 ? KDA_BIT(KDA_MODE_VERIFY) : 0u),
     KDA_BIT(KDA_F32),
     KDA_BIT(KDA_F32),
     KDA_BIT(KDA_F32),
@@ -65,7 +78,7 @@ static const kda_plugin descriptor = {
     NULL,
     0,
     KDA_CAP_VARLEN | (TEST_PLUGIN_VARIANT == 3 || TEST_PLUGIN_VARIANT == 8 ? KDA_CAP_CHECKS_CONTRACT : 0u),
-    KDA_MEMORY_HOST,
+    TEST_PLUGIN_VARIANT == 10 ? KDA_MEMORY_CUDA : KDA_MEMORY_HOST,
     run,
 };
 

@@ -81,8 +81,9 @@ ByteTotal declared_bytes(const In& kase) {
     total.add(group.dataset_bytes().bytes());
     total.add(group.members().size() * 2 * GuardedBuffer::kGuardBytes);
   }
-  if (const auto expected = kase.optional_group("expected", "group 'expected'"))
-    total.add(expected->dataset_bytes().bytes());
+  for (const char* outputs : {"expected", "kernel_outputs"})
+    if (const auto group = kase.optional_group(outputs, "group " + in_quotes(outputs)))
+      total.add(group->dataset_bytes().bytes());
   return total;
 }
 
@@ -187,8 +188,9 @@ std::vector<double> read_reals(const In& group, const char* name, const std::vec
   return values;
 }
 
-std::optional<ReferenceOutputs> read_expected(const In& kase, const Problem& p) {
-  const auto group = kase.optional_group("expected", "group 'expected'");
+// One set of outputs (write_output_set): `expected` or `kernel_outputs`.
+std::optional<ReferenceOutputs> read_output_set(const In& kase, const char* set, const Problem& p) {
+  const auto group = kase.optional_group(set, "group " + in_quotes(set));
   if (!group) return std::nullopt;
   const Shape head = p.state_head_shape();
   ReferenceOutputs e;
@@ -235,7 +237,8 @@ Case read_case(const In& cases, const std::string& name, ViewCheck check) {
   if (const auto tolerance = kase.optional_group("tolerance", "group 'tolerance'"))
     c.tolerance = read_tolerance(*tolerance);
   c.violation = read_violation(kase);
-  c.expected = read_expected(kase, c.problem);
+  c.expected = read_output_set(kase, "expected", c.problem);
+  c.kernel_outputs = read_output_set(kase, "kernel_outputs", c.problem);
   return c;
 }
 

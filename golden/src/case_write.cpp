@@ -35,9 +35,10 @@ struct ExpectedDims {
   Dims o, final_state, written, chunk_states, token_states;
 };
 
-ExpectedDims expected_dims(const Problem& p, const ReferenceOutputs& e) {
+// `what` names the set in messages: "expected" (the fp64 reference's) or "kernel" (a saved failure's).
+ExpectedDims expected_dims(const Problem& p, const ReferenceOutputs& e, const std::string& what) {
   for (i64 n : {p.B, p.T, p.N, p.HV, p.K, p.V})
-    if (n < 0) throw std::invalid_argument("expected outputs need non-negative problem sizes");
+    if (n < 0) throw std::invalid_argument(what + " outputs need non-negative problem sizes");
   const Shape head = p.state_head_shape();
   auto u = [](i64 n) { return static_cast<hsize_t>(n); };
   const hsize_t head_values = u(p.HV) * u(p.K) * u(p.V);
@@ -47,12 +48,12 @@ ExpectedDims expected_dims(const Problem& p, const ReferenceOutputs& e) {
                  {u(p.N)},
                  {chunks, u(p.HV), u(head[0]), u(head[1])},
                  {u(p.B), u(p.T), u(p.HV), u(head[0]), u(head[1])}};
-  auto check = [](const char* name, std::size_t size, const Dims& dims) {
+  auto check = [&what](const char* name, std::size_t size, const Dims& dims) {
     hsize_t n = 1;
     for (auto x : dims)
-      if (__builtin_mul_overflow(n, x, &n)) throw std::invalid_argument("expected output sizes overflow");
+      if (__builtin_mul_overflow(n, x, &n)) throw std::invalid_argument(what + " output sizes overflow");
     if (size != n)
-      throw std::invalid_argument("expected output '" + std::string(name) + "' holds " + std::to_string(size) +
+      throw std::invalid_argument(what + " output '" + std::string(name) + "' holds " + std::to_string(size) +
                                   " values, its shape needs " + std::to_string(n));
   };
   check("o", e.o.size(), d.o);
@@ -61,9 +62,9 @@ ExpectedDims expected_dims(const Problem& p, const ReferenceOutputs& e) {
   if (p.chunk_states) check("chunk_states", e.chunk_states.size(), d.chunk_states);
   if (expects_token_states(p)) check("token_states", e.token_states.size(), d.token_states);
   if (!p.chunk_states && !e.chunk_states.empty())
-    throw std::invalid_argument("expected chunk_states given for a problem without a chunk_states tensor");
+    throw std::invalid_argument(what + " chunk_states given for a problem without a chunk_states tensor");
   if (!expects_token_states(p) && !e.token_states.empty())
-    throw std::invalid_argument("expected token_states given for a problem without a token_states tensor "
+    throw std::invalid_argument(what + " token_states given for a problem without a token_states tensor "
                                 "that is not a verify call");
   return d;
 }
@@ -111,8 +112,11 @@ void write_tensors(const Out& kase, const Problem& p, const std::vector<NamedBuf
   }
 }
 
-void write_expected(const Out& kase, const Problem& p, const ReferenceOutputs& e, const ExpectedDims& d) {
-  const Out group = kase.group("expected");
+// One set of outputs in the reference's dense layout: `expected` (the fp64 reference's) or
+// `kernel_outputs` (what the kernel under test wrote, in a saved failure).
+void write_output_set(const Out& kase, const char* set, const Problem& p, const ReferenceOutputs& e,
+                      const ExpectedDims& d) {
+  const Out group = kase.group(set);
   auto real = [&](const char* name, const std::vector<double>& values, const Dims& dims) {
     group.dataset(name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims, values.data());
   };
@@ -143,7 +147,10 @@ void write_case(const Out& cases, const std::string& name, const Case& c) {
   for (const auto& [key, value] : c.metadata)
     if (key.empty()) throw std::invalid_argument("metadata keys must be non-empty");
   if (c.tolerance) check_tolerance(*c.tolerance);
-  const auto dims = c.expected ? std::optional(expected_dims(p, *c.expected)) : std::nullopt;
+  if (c.violation && c.kernel_outputs) throw std::invalid_argument("a contract case has no kernel outputs");
+  const auto dims = c.expected ? std::optional(expected_dims(p, *c.expected, "expected")) : std::nullopt;
+  const auto kernel_dims =
+      c.kernel_outputs ? std::optional(expected_dims(p, *c.kernel_outputs, "kernel")) : std::nullopt;
 
   const Out kase = cases.group(name);
   write_problem_attributes(kase, p, input_checksum(p, buffers));
@@ -157,7 +164,8 @@ void write_case(const Out& cases, const std::string& name, const Case& c) {
     contract.text("rule", name_of(c.violation->rule));
     contract.text("message", c.violation->message);
   }
-  if (c.expected) write_expected(kase, p, *c.expected, *dims);
+  if (c.expected) write_output_set(kase, "expected", p, *c.expected, *dims);
+  if (c.kernel_outputs) write_output_set(kase, "kernel_outputs", p, *c.kernel_outputs, *kernel_dims);
 }
 
 }  // namespace kda::golden::detail

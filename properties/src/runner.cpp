@@ -15,7 +15,6 @@
 #include <utility>
 
 #include "kda/properties/coverage.hpp"
-#include "kda/properties/shell_quote.hpp"
 
 namespace kda::props {
 
@@ -212,10 +211,7 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports,
   for (const auto& r : reports) {
     if (!r.failure.empty()) {
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';
-      if (!r.replay.empty())
-        os << "replay: kda-oracle check --kernel " << shell_quote(kernel)
-           << (scale == Scale::small ? "" : " --scale " + std::string(name_of(scale))) << " --properties " << r.property
-           << " --replay " << shell_quote(r.replay) << '\n';
+      if (!r.replay.empty()) os << "replay: " << replay_command(r, kernel, scale) << '\n';
     }
     for (const auto& c : r.missing_categories)
       os << "\nFAILED " << r.property << ": no case in category '" << c << "' in " << r.cases << " cases\n";

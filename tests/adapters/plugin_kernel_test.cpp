@@ -212,5 +212,12 @@ TEST(PluginKernel, AWriteBeforeTheBufferLandsInItsGuardBand) {
   EXPECT_EQ(hit->buffer, "o");
 }
 
+TEST(PluginKernel, ADeviceMemoryPluginIsRefusedByABuildWithoutCuda) {
+  if (KDA_TEST_HAVE_CUDA) GTEST_SKIP() << "a CUDA build stages its calls on the device (tests/gpu/cuda_plugin_test)";
+  const std::string message = message_of(test_plugin(10));
+  EXPECT_NE(message.find("plugin " + test_plugin(10) + " declares KDA_MEMORY_CUDA"), std::string::npos) << message;
+  EXPECT_NE(message.find("built without CUDA"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace kda::test

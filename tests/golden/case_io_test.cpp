@@ -398,6 +398,36 @@ TEST_F(CaseIo, ExpectedOutputsRoundTripBitExact) {
   EXPECT_EQ(back.tolerance->bound_for("chunk_states"), 7e-3) << "no entry: the group's bound";
 }
 
+// A saved failure's kernel outputs: a second set in the layout of `expected`, read back as written, and
+// absent from a case that has none.
+TEST_F(CaseIo, KernelOutputsRoundTripBesideTheExpectedOnes) {
+  ProblemSpec s;
+  s.lengths = {9, 0, 66};
+  s.state = StateSource::pool;
+  s.indices = {2, -1, 3};
+  s.chunk_states = true;
+  Case c;
+  c.problem = random_problem(s);
+  c.expected = run_reference<double>(c.problem, Algorithm::recurrent);
+  c.kernel_outputs = run_reference<float>(c.problem, Algorithm::chunked);
+  ASSERT_NE(c.kernel_outputs->o, c.expected->o);
+  const Case back = round_trip(path("kernel_outputs.h5"), c);
+  ASSERT_TRUE(back.expected && back.kernel_outputs);
+  EXPECT_EQ(back.expected->o, c.expected->o);
+  EXPECT_EQ(back.kernel_outputs->o, c.kernel_outputs->o);
+  EXPECT_EQ(back.kernel_outputs->final_state, c.kernel_outputs->final_state);
+  EXPECT_EQ(back.kernel_outputs->chunk_states, c.kernel_outputs->chunk_states);
+  EXPECT_EQ(back.kernel_outputs->written, (std::vector<char>{1, 0, 1}));
+
+  c.kernel_outputs.reset();
+  EXPECT_FALSE(round_trip(path("no_kernel_outputs.h5"), c).kernel_outputs);
+
+  c.kernel_outputs = c.expected;
+  c.kernel_outputs->o.pop_back();
+  File file = File::create(path("bad_kernel_outputs.h5"));
+  EXPECT_THROW(file.write_case("c", c), std::invalid_argument);
+}
+
 // A verify case stores L and expects the state after every token, though it has no token_states tensor.
 TEST_F(CaseIo, VerifyCaseKeepsLAndItsExpectedTokenStates) {
   ProblemSpec s;

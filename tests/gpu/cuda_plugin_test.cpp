@@ -1,8 +1,10 @@
 // The example plugin wrapping our CUDA kernel (adapters/examples/cuda_plugin), loaded through the C ABI
 // like any third-party kernel: its outputs are bit-identical to cuda-recurrent's (the same kernel,
-// reached through device staging instead of device mirrors); tests/catalogue/gpu_catalogue_test runs
-// the property catalogue against it. Skips without an sm_90 device. The plugin's path: KDA_CUDA_PLUGIN
-// in the environment (the GPU harness runs binaries packed elsewhere), else the one this build made.
+// reached through kda-oracle's device staging of KDA_MEMORY_CUDA plugins instead of device mirrors);
+// tests/catalogue/gpu_catalogue_test runs the property catalogue against it. A plugin with planted
+// stray device writes (stray_device_write_plugin.cpp) has them located to the byte. Skips without an
+// sm_90 device. The plugins' paths: KDA_CUDA_PLUGIN and KDA_STRAY_WRITE_PLUGIN in the environment (the
+// GPU harness runs binaries packed elsewhere), else the ones this build made.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,10 +17,12 @@
 namespace kda::kernels {
 namespace {
 
-std::unique_ptr<Kernel> load_cuda_plugin() {
-  const char* path = std::getenv("KDA_CUDA_PLUGIN");
-  return adapters::load_plugin(path ? path : KDA_CUDA_PLUGIN_PATH);
+std::unique_ptr<Kernel> load_from(const char* variable, const char* built) {
+  const char* path = std::getenv(variable);
+  return adapters::load_plugin(path ? path : built);
 }
+
+std::unique_ptr<Kernel> load_cuda_plugin() { return load_from("KDA_CUDA_PLUGIN", KDA_CUDA_PLUGIN_PATH); }
 
 // A pooled bf16 prefill: a padded pool with a -1 row, GVA, varlen with an empty sequence, the gate,
 // l2norm and beta in kernel, in the given layout.
@@ -60,7 +64,46 @@ TEST_F(CudaPlugin, WritesWhatCudaRecurrentWrites) {
     ASSERT_EQ(b.status, RunOutcome::Status::ok) << b.message;
     EXPECT_TRUE(same_bytes(*through_plugin.o.buffer, *direct.o.buffer)) << "o differs";
     EXPECT_TRUE(same_bytes(*through_plugin.state_pool->buffer, *direct.state_pool->buffer)) << "pool differs";
+    for (const Tensor* t : through_plugin.inputs())
+      EXPECT_FALSE(t->buffer->check_guards()) << t->name() << ": " << t->buffer->check_guards()->describe();
+    EXPECT_FALSE(through_plugin.o.buffer->check_guards()) << through_plugin.o.buffer->check_guards()->describe();
   }
+}
+
+// An f32 problem with o at offset 0 of its buffer and, with a pool, the pool at offset 0 too.
+Problem f32_problem(StateSource source) {
+  ProblemSpec spec;
+  spec.lengths = {3, 4};
+  spec.K = spec.V = 16;
+  spec.state = source;
+  if (source == StateSource::pool) spec.pool_slot_stride = 16 * 16 + 1024;  // 5120-byte slots
+  Problem p = make_problem(spec);
+  fill_random(p, 3);
+  return p;
+}
+
+TEST_F(CudaPlugin, StrayDeviceWritesAreLocatedToTheByte) {
+  auto plugin = load_from("KDA_STRAY_WRITE_PLUGIN", KDA_STRAY_WRITE_PLUGIN_PATH);
+  // o[-1]: inside the host-sized band, so it comes back into o's host guard band.
+  Problem dense = f32_problem(StateSource::dense);
+  const RunOutcome ran = plugin->run(dense);
+  ASSERT_EQ(ran.status, RunOutcome::Status::ok) << ran.message;
+  const auto hit = dense.o.buffer->check_guards();
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->buffer, "o");
+  EXPECT_EQ(hit->first_byte, -4);
+  EXPECT_EQ(hit->last_byte, -1);
+  // Slot -1 of the pool: further out than the host's band; the staging reports it, to the byte.
+  Problem pooled = f32_problem(StateSource::pool);
+  const RunOutcome failed = plugin->run(pooled);
+  ASSERT_EQ(failed.status, RunOutcome::Status::failed);
+  EXPECT_NE(failed.message.find("plugin stray-device-write wrote outside its buffers on the device"), std::string::npos)
+      << failed.message;
+  EXPECT_NE(failed.message.find("guard band before buffer 'state_pool': 8 byte(s) changed, first at byte offset -5120, "
+                                "last at -5113"),
+            std::string::npos)
+      << failed.message;
+  EXPECT_EQ(pooled.o.buffer->check_guards().value_or(GuardViolation{}).first_byte, -4);
 }
 
 }  // namespace

@@ -191,6 +191,35 @@ TEST(Runner, APropertyThatAppliesButDrawsNoCaseFails) {
   EXPECT_EQ(reports[0].skipped, "");
   EXPECT_FALSE(reports[0].ok());
   EXPECT_NE(reports[0].failure.find("gave up"), std::string::npos) << reports[0].failure;
+  EXPECT_EQ(props::diagnosis(reports[0]), "gave up: RC_PRE(!candidates.empty())") << reports[0].failure;
+  EXPECT_EQ(props::replay_command(reports[0], "ref-fp32"), "") << "no case to replay";
+}
+
+// The one-line diagnosis and the replay command that check --results writes are the text output's.
+TEST(Runner, AFailureInOneLineAndItsReplayCommand) {
+  const auto kernel = transposed_state();
+  const auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent);
+  props::CheckContext context{*kernel, *model};
+  props::RunOptions options;
+  options.properties = {"matches-reference", "untouched"};
+  options.cases = 100;
+  const auto reports = props::run_properties(context, options);
+  ASSERT_EQ(reports.size(), 2u);
+  const props::PropertyReport& failed = reports[0];
+  ASSERT_FALSE(failed.ok());
+  std::ostringstream table;
+  props::print_reports(table, reports, "plugin:./x y.so", props::Scale::realistic);
+  const std::string line = props::diagnosis(failed);
+  EXPECT_EQ(line.rfind("final_state (f32): rel-RMS ", 0), 0u) << line;
+  EXPECT_NE(line.find(" worst at "), std::string::npos) << line;
+  EXPECT_NE(table.str().find("\n" + line + "\n"), std::string::npos) << table.str();
+  const std::string replay = props::replay_command(failed, "plugin:./x y.so", props::Scale::realistic);
+  EXPECT_EQ(replay, "kda-oracle check --kernel 'plugin:./x y.so' --scale realistic --properties matches-reference "
+                    "--replay '" + failed.replay + "'");
+  EXPECT_NE(table.str().find("\nreplay: " + replay + "\n"), std::string::npos) << table.str();
+  EXPECT_TRUE(reports[1].ok());
+  EXPECT_EQ(props::diagnosis(reports[1]), "");
+  EXPECT_EQ(props::replay_command(reports[1], "x"), "");
 }
 
 }  // namespace

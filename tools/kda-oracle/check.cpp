@@ -1,11 +1,15 @@
-// `kda-oracle check`: runs the property catalogue against a kernel and prints a table.
+// `kda-oracle check`: runs the property catalogue against a kernel and prints a table (--results: also as JSON).
 #include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 
+#include "check_results.hpp"
 #include "commands.hpp"
 #include "kda/golden/case_io.hpp"
+#include "kda/properties/comparison.hpp"
 #include "kda/properties/runner.hpp"
 #include "kda/properties/shell_quote.hpp"
 #include "kda/properties/sharding.hpp"
@@ -26,11 +30,23 @@ struct CheckArgs {
   std::string save_failures = "kda-failures";
   std::string shard;   // "i/n"; empty: GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX, else unsharded
   double timeout = 60;  // seconds per exec adapter request
+  std::string results;  // --results: the JSON results file; empty: none
+  std::map<std::string, std::filesystem::path> saved;  // property -> its saved failing case
 };
 
-// Saves a shrunk failing case as a golden-schema HDF5 case (with the fp64 expected outputs), so it
-// can be inspected, sent to another kernel or attached to a bug report.
-void save_case(const CheckArgs& args, const std::string& property, const Problem& problem, std::uint64_t seed) {
+// The kernel's outputs on a case, from running it once more on a copy (the property's own run is gone
+// by the time the shrunk case is saved); none when the kernel does not run it.
+std::optional<ReferenceOutputs> kernel_outputs(Kernel& kernel, const Problem& problem) {
+  Problem ran = deep_copy(problem);
+  if (kernel.run(ran).status != RunOutcome::Status::ok) return std::nullopt;
+  return props::read_outputs(ran);
+}
+
+// Saves a shrunk failing case as a golden-schema HDF5 case with the fp64 expected outputs and the
+// kernel's, so it can be inspected, plotted (scripts/plot_failure.py), sent to another kernel or
+// attached to a bug report.
+void save_case(CheckArgs& args, Kernel& kernel, const std::string& property, const Problem& problem,
+               std::uint64_t seed) {
   std::filesystem::create_directories(args.save_failures);
   std::string stem = args.kernel + "-" + property;  // plugin:/path/x.so names a path: flattened
   for (char& c : stem)
@@ -38,10 +54,14 @@ void save_case(const CheckArgs& args, const std::string& property, const Problem
   const auto path = std::filesystem::path(args.save_failures) / (stem + ".h5");
   golden::Case c{deep_copy(problem), {{"property", property}, {"kernel", args.kernel}, {"seed", std::to_string(seed)}},
                  {}, {}, {}};
-  if (validate(problem, profile_strict()).empty()) c.expected = run_reference<double>(problem, Algorithm::recurrent);
+  if (validate(problem, profile_strict()).empty()) {  // the outputs of a call that breaks the contract mean nothing
+    c.expected = run_reference<double>(problem, Algorithm::recurrent);
+    c.kernel_outputs = kernel_outputs(kernel, problem);
+  }
   auto file = golden::File::create(path, {{"purpose", "a failing case saved by kda-oracle check"}});
   file.write_case(property, c);
   file.close();
+  args.saved[property] = path;
   std::cout << "saved the failing case of " << property << " to " << path.string() << '\n';
 }
 }  // namespace
@@ -76,12 +96,17 @@ Command add_check(CLI::App& app) {
   sub->add_option("--timeout", args->timeout, "seconds an exec: adapter may take per case")
       ->capture_default_str()
       ->check(at_least(0, false));
+  sub->add_option("--results", args->results,
+                  "write the results as JSON to this file (schema kda-oracle/check-results), also when "
+                  "properties fail");
   sub->add_flag("--list", args->list, "list the properties and kernels (Markdown tables), then exit");
   return {sub, [args] {
             if (args->list) {
               print_tables(std::cout);
               return 0;
             }
+            const auto started = std::chrono::system_clock::now();
+            const auto start = std::chrono::steady_clock::now();
             const std::uint64_t seed = args->run.seed;
             const auto shard = args->shard.empty() ? props::shard_from_environment() : props::parse_shard(args->shard);
             if (shard) args->run.seed = props::shard_seed(seed, *shard);
@@ -94,8 +119,9 @@ Command add_check(CLI::App& app) {
             args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
               // A plain pointer: the callback is a member of *args (a copy of the shared_ptr was a cycle, leaked).
-              args->run.on_failing_case = [a = args.get()](const std::string& property, const Problem& problem) {
-                save_case(*a, property, problem, props::property_seed(a->run.seed, property));
+              args->run.on_failing_case = [a = args.get(), k = kut.kernel.get()](const std::string& property,
+                                                                                  const Problem& problem) {
+                save_case(*a, *k, property, problem, props::property_seed(a->run.seed, property));
               };
             std::cout << "kda-oracle check --kernel " << props::shell_quote(args->kernel) << " --seed " << seed
                       << " --cases " << args->run.cases;
@@ -103,10 +129,18 @@ Command add_check(CLI::App& app) {
             if (shard)
               std::cout << " --shard " << shard->index << '/' << shard->count << " (shard seed " << args->run.seed
                         << ')';
-            std::cout << " (precision model " << kut.model->name() << ")\n";
+            std::cout << " (precision model " << precision_model_name(*kut.model) << ")\n";
             const auto reports = props::run_properties(context, args->run);
             props::print_reports(std::cout, reports, args->kernel, scale);
             if (args->coverage) props::print_coverage(std::cout, reports);
+            if (!args->results.empty()) {
+              const CheckRun run{args->kernel, kut.kernel->name(), scale, seed, args->run.cases, shard,
+                                 precision_model_name(*kut.model), started,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                                 args->saved};
+              write_check_results(args->results, run, reports);
+              std::cout << "results written to " << args->results << '\n';
+            }
             bool ok = true;  // skipped properties are not failures
             for (const auto& r : reports) ok &= r.ok();
             return ok ? 0 : 1;

@@ -78,6 +78,7 @@ void print_case(const golden::File& file, const std::string& name) {
     if (!c.expected->token_states.empty()) std::printf(", token_states rms %.3e", rms(c.expected->token_states));
     std::printf("\n");
   }
+  if (c.kernel_outputs) std::printf("  kernel outputs: o rms %.3e (a saved failure)\n", rms(c.kernel_outputs->o));
   if (c.tolerance) {
     const auto& t = *c.tolerance;
     std::printf("  tolerance: %s <= bound", t.metric.c_str());

@@ -1,8 +1,9 @@
 // An example plugin wrapping our CUDA token-serial kernel (kernels/, docs/cuda-decode.md) behind the C
 // ABI of kda_plugin.h: `kda-oracle check --kernel plugin:cuda_plugin.so` runs the property catalogue
-// against the GPU through the same door any third-party kernel uses. The call is staged to the device
-// (device_staging.hpp), turned into the kernel's DecodeParams (each tensor: device address, dtype,
-// strides) and launched; outputs come back whole. kda-oracle checks the strict profile before calling.
+// against the GPU through the same door any third-party kernel uses. It declares KDA_MEMORY_CUDA:
+// kda-oracle stages every buffer on the device between guard bands and passes device pointers, which
+// become the kernel's DecodeParams (each tensor: device address, dtype, strides), launched on the
+// call's stream. kda-oracle checks the strict profile before calling and synchronises after.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -10,7 +11,6 @@
 #include <string>
 #include <utility>
 
-#include "device_staging.hpp"
 #include "kda/adapters/kda_plugin.h"
 #include "kda/kernels/recurrent_decode.hpp"
 
@@ -22,36 +22,36 @@ using kernels::DecodeParams;
 using kernels::StateKind;
 using kernels::TensorRef;
 
-TensorRef ref_of(const kda_tensor& t, const DeviceStaging& staging) {
+TensorRef ref_of(const kda_tensor& t) {
   TensorRef r;
   if (!t.present) return r;
-  r.data = static_cast<std::byte*>(staging.device(t));
+  r.data = static_cast<std::byte*>(t.data);
   r.dtype = static_cast<DType>(t.dtype);  // kda_dtype and kda::DType share their values
   for (int d = 0; d < t.rank && d < 4; ++d) r.stride[d] = t.strides[d];
   return r;
 }
 
 // A state tensor with its last two strides ordered (v, k), whatever the layout.
-TensorRef state_ref(const kda_tensor& t, int layout, const DeviceStaging& staging) {
-  TensorRef r = ref_of(t, staging);
+TensorRef state_ref(const kda_tensor& t, int layout) {
+  TensorRef r = ref_of(t);
   if (t.present && layout == KDA_LAYOUT_KV) std::swap(r.stride[2], r.stride[3]);
   return r;
 }
 
-DecodeParams params_of(const kda_call& c, const DeviceStaging& staging) {
+DecodeParams params_of(const kda_call& c) {
   DecodeParams d;
   d.B = c.B, d.T = c.T, d.N = c.N, d.H = c.H, d.HV = c.HV, d.K = c.K, d.V = c.V;
-  d.q = ref_of(c.q, staging), d.k = ref_of(c.k, staging), d.v = ref_of(c.v, staging);
-  d.g = ref_of(c.g, staging), d.beta = ref_of(c.beta, staging), d.o = ref_of(c.o, staging);
-  d.A_log = ref_of(c.A_log, staging), d.dt_bias = ref_of(c.dt_bias, staging);
-  d.cu_seqlens = ref_of(c.cu_seqlens, staging), d.indices = ref_of(c.state_indices, staging);
+  d.q = ref_of(c.q), d.k = ref_of(c.k), d.v = ref_of(c.v);
+  d.g = ref_of(c.g), d.beta = ref_of(c.beta), d.o = ref_of(c.o);
+  d.A_log = ref_of(c.A_log), d.dt_bias = ref_of(c.dt_bias);
+  d.cu_seqlens = ref_of(c.cu_seqlens), d.indices = ref_of(c.state_indices);
   if (c.state_pool.present) {
     d.source = StateKind::pool;
-    d.state_in = d.state_out = state_ref(c.state_pool, c.state_layout, staging);
+    d.state_in = d.state_out = state_ref(c.state_pool, c.state_layout);
   } else {
     d.source = c.initial_state.present ? StateKind::dense : StateKind::none;
-    d.state_in = state_ref(c.initial_state, c.state_layout, staging);
-    d.state_out = state_ref(c.final_state, c.state_layout, staging);
+    d.state_in = state_ref(c.initial_state, c.state_layout);
+    d.state_out = state_ref(c.final_state, c.state_layout);
   }
   d.l2norm = c.l2norm_qk;
   d.beta_sigmoid = c.beta_from_logits;
@@ -81,20 +81,11 @@ int run(const kda_call* call, char* message, std::size_t message_size) {
   const kda_call& c = *call;
   if (const std::string why = unsupported(c); !why.empty())
     return fail(message, message_size, "cuda-plugin does not support " + why);
-  DeviceStaging staging;
-  for (const kda_tensor* t : {&c.cu_seqlens, &c.q, &c.k, &c.v, &c.g, &c.beta, &c.A_log, &c.dt_bias,
-                              &c.initial_state, &c.state_indices})
-    staging.add(*t, false);
-  for (const kda_tensor* t : {&c.state_pool, &c.o, &c.final_state}) staging.add(*t, true);
-  const auto cuda = [&](cudaError_t e, const char* step) {
-    if (e != cudaSuccess) fail(message, message_size, std::string(step) + ": " + cudaGetErrorString(e));
-    return e == cudaSuccess;
-  };
-  if (!cuda(staging.upload(), "copy to the device")) return KDA_STATUS_FAILED;
-  const DecodeParams params = params_of(c, staging);
-  if (!cuda(kernels::launch_recurrent_decode(params, nullptr), "launch")) return KDA_STATUS_FAILED;
-  if (!cuda(cudaDeviceSynchronize(), "kernel")) return KDA_STATUS_FAILED;
-  if (!cuda(staging.download(), "copy back")) return KDA_STATUS_FAILED;
+  if (c.memory != KDA_MEMORY_CUDA) return fail(message, message_size, "cuda-plugin takes device pointers only");
+  if (const cudaError_t e = cudaSetDevice(c.device); e != cudaSuccess)
+    return fail(message, message_size, std::string("cudaSetDevice: ") + cudaGetErrorString(e));
+  const cudaError_t e = kernels::launch_recurrent_decode(params_of(c), static_cast<cudaStream_t>(c.stream));
+  if (e != cudaSuccess) return fail(message, message_size, std::string("launch: ") + cudaGetErrorString(e));
   return KDA_STATUS_OK;
 }
 
@@ -120,7 +111,7 @@ const kda_plugin kDescriptor = {
     0,
     KDA_CAP_VARLEN | KDA_CAP_GATE_IN_KERNEL | KDA_CAP_L2NORM_IN_KERNEL | KDA_CAP_BETA_FROM_LOGITS |
         KDA_CAP_STRIDED_INPUTS,
-    KDA_MEMORY_HOST,
+    KDA_MEMORY_CUDA,
     run,
 };
 

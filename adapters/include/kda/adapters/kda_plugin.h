@@ -12,8 +12,10 @@
  * The header is plain C (C99 and later, and C++): no C++ types, no allocation across the boundary.
  * Every tensor of a call is passed as a pointer into kda-oracle's own guard-banded buffers with its
  * shape and strides, so a plugin that writes outside its views or reads the poison kda-oracle puts in
- * every gap is caught. A plugin runs in kda-oracle's process: a crash takes kda-oracle down with it
- * (use the exec adapter of adapters/README.md for isolation).
+ * every gap is caught. A plugin declaring KDA_MEMORY_CUDA gets device pointers: kda-oracle stages
+ * every buffer whole on the GPU between guard bands and checks them after the call. A plugin runs in
+ * kda-oracle's process: a crash takes kda-oracle down with it (use the exec adapter of
+ * adapters/README.md for isolation).
  *
  * Versioning: KDA_PLUGIN_ABI_VERSION changes whenever any struct or enum below changes. abi_version is
  * the first member of the descriptor and stays there in every version, so kda-oracle can refuse a
@@ -70,7 +72,7 @@ typedef enum kda_state_source {
   KDA_STATE_SCRATCH = 4
 } kda_state_source;
 
-/* Where the data pointers of a call point. */
+/* Where the data pointers of a call point (kda_plugin.memory: where the plugin wants them). */
 typedef enum kda_memory { KDA_MEMORY_HOST = 0, KDA_MEMORY_CUDA = 1 } kda_memory;
 
 /* What run() returns. */
@@ -210,7 +212,8 @@ typedef struct kda_plugin {
   size_t chunk_size_count;
   uint32_t flags;          /* KDA_CAP_* */
 
-  int memory;              /* the kda_memory its pointers must be in; kda-oracle 1 stages host memory only */
+  int memory;              /* the kda_memory its pointers must be in: KDA_MEMORY_CUDA makes kda-oracle
+                              allocate and stage every buffer on the device (refused without CUDA) */
   kda_run_fn run;
 } kda_plugin;
 

@@ -75,6 +75,9 @@ struct Case {
   std::optional<Tolerance> tolerance;
   std::optional<ExpectedViolation> violation;
   std::optional<ReferenceOutputs> expected;  // fp64 reference outputs (not for contract cases)
+  // What the kernel under test wrote, read back like `expected` (a saved failure: kda-oracle check
+  // --save-failures); absent elsewhere.
+  std::optional<ReferenceOutputs> kernel_outputs{};
 };
 
 // How much read_case checks the views it rebuilds. Only contract cases may hold views that leave

@@ -70,4 +70,12 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports,
                    Scale scale = Scale::small);
 void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
 
+// The command line that replays a failed property's shrunk case, as print_reports prints it; empty when the
+// failure has no replay string (a property that gave up, a missed coverage category).
+std::string replay_command(const PropertyReport& report, const std::string& kernel, Scale scale = Scale::small);
+// A failed property in one line: the first line of its message (for a mismatch, the worst tensor with
+// its worst element; the assertion, for one without a message: "gave up: RC_PRE(...)"), or the coverage
+// category it missed; empty for a property that did not fail.
+std::string diagnosis(const PropertyReport& report);
+
 }  // namespace kda::props
