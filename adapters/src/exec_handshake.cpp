@@ -81,6 +81,7 @@ void set(Declaration& d, const std::string& key, const std::string& value) {
   } else if (key == "varlen") c.varlen = flag();
   else if (key == "gate_in_kernel") c.gate_in_kernel = flag();
   else if (key == "l2norm_in_kernel") c.l2norm_in_kernel = flag();
+  else if (key == "explicit_scale") c.explicit_scale = flag();
   else if (key == "beta_from_logits") c.beta_from_logits = flag();
   else if (key == "chunk_states") c.chunk_states = flag();
   else if (key == "token_states") c.token_states = flag();

@@ -42,6 +42,7 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
   a.varlen = caps.varlen;
   a.gate_in_kernel = caps.gate_in_kernel, a.l2norm = caps.l2norm_in_kernel, a.beta_logits = caps.beta_from_logits;
   a.chunk_states = caps.chunk_states, a.token_states = caps.token_states, a.strided = caps.strided_inputs;
+  a.explicit_scale = caps.explicit_scale;
 
   const std::vector<DType> floats{DType::f32, DType::bf16, DType::f16, DType::f64};
   a.input_dtypes = common(floats, {&caps.input_dtypes, if_enforced(prof, Rule::input_dtype, prof.input_dtypes)});

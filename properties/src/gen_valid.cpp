@@ -236,7 +236,7 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   o.l2norm_qk = a.l2norm && d.l2norm;
   o.beta_from_logits = a.beta_logits && d.beta_logits;
   o.allow_neg_eigval = o.beta_from_logits && d.neg_eigval;
-  if (d.explicit_scale) o.scale = kExplicitScale;
+  if (d.explicit_scale && a.explicit_scale) o.scale = kExplicitScale;
   set_gate_options(s, d, a, n);
 
   set_lengths(s, d, a, n);

@@ -52,6 +52,7 @@ struct Allowed {
   std::vector<StateLayout> layouts;
   std::vector<StateSource> sources;  // the verify forms (table, scratch) only where Mode::verify is allowed
   bool gate_in_kernel = true, l2norm = true, beta_logits = true;
+  bool explicit_scale = true;  // Capabilities::explicit_scale
   bool chunk_states = true, token_states = true, strided = true;
 };
 Allowed allowed_for(const Kernel& kernel, const GenLimits& limits);  // throws std::invalid_argument

@@ -1,6 +1,7 @@
 #include "kda/kernel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace kda {
@@ -36,6 +37,8 @@ std::string Capabilities::unsupported(const Problem& p) const {
   else if (!varlen && p.cu_seqlens) why << "cu_seqlens";
   else if (!gate_in_kernel && p.options.gate_in_kernel) why << "gate in kernel";
   else if (!l2norm_in_kernel && p.options.l2norm_qk) why << "l2norm in kernel";
+  else if (!explicit_scale && p.options.scale && *p.options.scale != 1.0 / std::sqrt(static_cast<double>(p.K)))
+    why << "a scale other than K^-0.5";
   else if (!beta_from_logits && p.options.beta_from_logits) why << "beta from logits";
   else if (!chunk_states && p.chunk_states) why << "chunk states";
   else if (!token_states && p.token_states) why << "token states";

@@ -146,6 +146,90 @@ Profile sglang_flashinfer_decode() {
   return p;
 }
 
+// The SGLang profiles below (adapters/sglang, docs/conformance-sglang.md) also hold state_source_supported and
+// state_layout: SGLang's calls take one state form, [slots, HV, V, K] with no layout option, so its adapter
+// refuses another form or [K, V] states under those rules.
+// SGLang's Triton KDA decode (TritonKDAKernel.decode in python/sglang/srt/layers/attention/linear/
+// kernels/kda_triton.py over fused_sigmoid_gating_delta_rule_update in python/sglang/kernels/ops/attention/
+// linear/fused_sigmoid_gating_recurrent.py, sglang 0.5.23): a [slots, HV, V, K] pool updated in place
+// through state indices (< 0: a padding row, nothing read or stored), the gate and beta formed in the
+// kernel. Its one check is `assert scale > 0, "scale must be positive"`; the pool's slot stride is taken
+// from stride(0) and its slots assumed compact, the indices read without a stride, and shapes, dtypes and
+// cu_seqlens go to the kernel unchecked.
+Profile sglang_triton_decode() {
+  Profile p;
+  p.name = "sglang_triton_decode";
+  p.describes = "SGLang TritonKDAKernel.decode (fused_sigmoid_gating_recurrent.py, sglang 0.5.23)";
+  p.rules = structural({scale_positive, state_source_supported, state_layout});
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// SGLang's Triton KDA prefill (TritonKDAKernel.extend over chunk_kda in python/sglang/kernels/ops/attention/
+// fla/kda.py, sglang 0.5.23): chunk size 64, a [slots, HV, V, K] pool read and updated in place through
+// initial_state_indices (< 0: nothing read or stored), the gate in kernel when A_log is given. Its checks:
+// "Only batch size 1 is supported when cu_seqlens are provided" (kda_gate_chunk_cumsum and
+// chunk_local_cumsum, both gate forms) and "current kernel does not support head dimension larger than
+// 256." (chunk_gated_delta_rule_fwd_h). q/k/v/g/beta shapes, dtypes and the pool's shape go unchecked.
+Profile sglang_triton_chunk() {
+  Profile p;
+  p.name = "sglang_triton_chunk";
+  p.describes = "SGLang TritonKDAKernel.extend over chunk_kda (python/sglang/kernels/ops/attention/fla/kda.py)";
+  p.rules = structural({varlen_batch_one, key_head_dim_max, state_source_supported, state_layout});
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// SGLang's Helion KDA prefill (chunk_kda in python/sglang/kernels/ops/attention/helion/kda_prefill.py,
+// sglang 0.5.23; HelionKDAKernel.extend): the Triton chunk_kda's call contract, with its own checks:
+// "varlen KDA requires batch size 1" (gate_chunk_cumsum_operands), "KDA prefill requires an indexed
+// initial-state pool" and "g and beta must cover every q token" (only g or beta with fewer tokens than q:
+// not g_shape or beta_shape). A call whose q holds one token goes to the Triton chunk_kda, whose batch
+// check words the same rule its own way. No head-dim limit is checked.
+Profile sglang_helion_chunk() {
+  Profile p;
+  p.name = "sglang_helion_chunk";
+  p.describes = "SGLang Helion chunk_kda (python/sglang/kernels/ops/attention/helion/kda_prefill.py)";
+  p.rules = structural({varlen_batch_one, state_source_supported, state_layout});
+  p.batch_wording = BatchWording::helion;
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// SGLang's packed KDA decode (TritonKDAKernel.packed_decode over fused_recurrent_kda_packed_decode in
+// python/sglang/kernels/ops/attention/fla/fused_recurrent.py, sglang 0.5.23): one token per row of a
+// packed [B, 2*H*K + HV*V] mixed_qkv, a [B, HV*K] gate input, a [B, HV] beta logit, a [slots, HV, V, K]
+// pool updated in place (index < 0: zero output, nothing stored). Its ValueErrors: 1-D indices ("must be
+// 1D for packed decode"), one per row ("must have shape [B]"), a 4-D pool, a, b and out shaped by the
+// pool's HV, V, K (so the pool's shape), A_log with HV and dt_bias with HV*K elements, HV a multiple of the
+// H inferred from mixed_qkv. Only the pool's last stride is checked, so not its inner strides.
+Profile sglang_packed_decode() {
+  Profile p;
+  p.name = "sglang_packed_decode";
+  p.describes = "SGLang fused_recurrent_kda_packed_decode (python/sglang/kernels/ops/attention/fla/fused_recurrent.py)";
+  p.rules = structural({initial_state_count, hv_divisible, A_log_size, dt_bias_size, state_source_supported,
+                        state_layout, state_pool_rank, state_pool_shape, state_indices_shape});
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// SGLang's Helion packed decode (helion_fused_recurrent_kda_packed_decode in python/sglang/kernels/ops/
+// attention/helion/kda_decode.py, validate_packed_decode_inputs, sglang 0.5.23): the Triton packed decode's
+// checks word for word, plus "Helion KDA decode requires power-of-two key and value head dimensions".
+Profile sglang_helion_packed_decode() {
+  Profile p = sglang_packed_decode();
+  p.name = "sglang_helion_packed_decode";
+  p.describes = "SGLang helion_fused_recurrent_kda_packed_decode (python/sglang/kernels/ops/attention/helion/kda_decode.py)";
+  p.rules.push_back(head_dims_supported);
+  p.key_head_dims = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  p.value_head_dims = p.key_head_dims;
+  return p;
+}
+
 // ---- speculative-decoding verify (problem.hpp: the index-table and scratch forms) ----
 // Not one shipped verify path bounds the accepted counts (accepted_range): FlashInfer clamps counts
 // above 1 + S and leaves ">= 1" to the caller, FLA and vLLM load `num_accepted - 1` as an index as it
@@ -286,6 +370,11 @@ const std::vector<Profile>& registry() {
                                              fla_pooled_decode(),
                                              fla_verify(),
                                              sglang_flashinfer_decode(),
+                                             sglang_triton_decode(),
+                                             sglang_triton_chunk(),
+                                             sglang_helion_chunk(),
+                                             sglang_packed_decode(),
+                                             sglang_helion_packed_decode(),
                                              flashinfer_verify(),
                                              sglang_flashinfer_verify(),
                                              sglang_helion_verify(),

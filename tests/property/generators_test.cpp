@@ -134,6 +134,27 @@ TEST(GenValidCase, ContiguousBatchedKernelGetsContiguousBatches) {
   EXPECT_HOLDS(shape);
 }
 
+// SGLang's Helion verify always scales q by K^-0.5 (it has no scale argument): no case draws another scale.
+TEST(GenValidCase, AKernelWithoutAScaleOptionGetsTheDefaultScale) {
+  Capabilities c;
+  c.modes = {Mode::verify};
+  c.state_sources = {StateSource::scratch};
+  c.layouts = {StateLayout::vk};
+  c.explicit_scale = false;
+  const FakeKernel kernel("fake-sglang-helion-verify", c, *find_profile("sglang_helion_verify"));
+  EXPECT_HOLDS(check_valid(kernel, 6, 100));
+  const auto options = run_property(7, 50, [&] {
+    const CaseSpec spec = *gen_valid_case(kernel);
+    RC_ASSERT(!spec.problem.options.scale);
+    Problem p = build_case(spec);
+    p.options.scale = 1.0 / std::sqrt(static_cast<double>(p.K));  // the default, given: supported
+    RC_ASSERT(kernel.capabilities().unsupported(p) == "");
+    p.options.scale = 0.3;
+    RC_ASSERT(kernel.capabilities().unsupported(p) == "a scale other than K^-0.5");
+  });
+  EXPECT_HOLDS(options);
+}
+
 TEST(GenValidCase, UnalignedPoolsAppearWhereTheProfileAllowsThem) {
   const FakeKernel kernel = unaligned_pool_kernel();
   EXPECT_HOLDS(check_valid(kernel, 6, 200));

@@ -34,6 +34,7 @@ struct Capabilities {
   bool chunk_states = true;
   bool token_states = true;
   bool strided_inputs = true;  // inputs may be any strided view (false: contiguous only)
+  bool explicit_scale = true;  // false: the kernel always scales q by K^-0.5 (no scale option)
 
   // Empty when the kernel can run the problem; otherwise the first unsupported feature, in words.
   std::string unsupported(const Problem& problem) const;
