@@ -90,7 +90,7 @@ TEST(PluginKernel, AnInvalidProblemNeverReachesAPluginThatDoesNotCheckItsContrac
 }
 
 TEST(PluginKernel, RefusesAnotherAbiVersion) {
-  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks versions 1 and 2"),
+  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks versions 1, 2 and 3"),
             std::string::npos)
       << message_of(test_plugin(1));
 }
