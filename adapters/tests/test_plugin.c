@@ -6,7 +6,9 @@
  *   8 an ABI version 1 plugin (checks its contract) whose descriptor also sets the verify bits that
  *     version 2 added: it zeroes o, and fails, saying what it got, when a call's abi_version is not 1
  *     or its mode not prefill or decode
- *   9 declares KDA_MODE_VERIFY without a verify state source */
+ *   9 declares KDA_MODE_VERIFY without a verify state source
+ *  10 declares KDA_ARITHMETIC_BF16_OPERANDS (version 3)
+ *  11 declares an arithmetic beyond enum kda_arithmetic */
 #include <stdio.h>
 #include <string.h>
 
@@ -50,7 +52,7 @@ static const kda_plugin descriptor = {
     TEST_PLUGIN_VARIANT == 1 ? 999u : TEST_PLUGIN_VARIANT == 8 ? 1u : KDA_PLUGIN_ABI_VERSION,
     "test-plugin",
     TEST_PLUGIN_VARIANT == 2 ? "no_such_profile" : "strict",
-    KDA_BIT(KDA_MODE_PREFILL) | KDA_BIT(KDA_MODE_DECODE) | (TEST_PLUGIN_VARIANT >= 8 ? KDA_BIT(KDA_MODE_VERIFY) : 0u),
+    KDA_BIT(KDA_MODE_PREFILL) | KDA_BIT(KDA_MODE_DECODE) | (TEST_PLUGIN_VARIANT == 8 || TEST_PLUGIN_VARIANT == 9 ? KDA_BIT(KDA_MODE_VERIFY) : 0u),
     KDA_BIT(KDA_F32),
     KDA_BIT(KDA_F32),
     KDA_BIT(KDA_F32),
@@ -67,6 +69,7 @@ static const kda_plugin descriptor = {
     KDA_CAP_VARLEN | (TEST_PLUGIN_VARIANT == 3 || TEST_PLUGIN_VARIANT == 8 ? KDA_CAP_CHECKS_CONTRACT : 0u),
     KDA_MEMORY_HOST,
     run,
+    TEST_PLUGIN_VARIANT == 10 ? KDA_ARITHMETIC_BF16_OPERANDS : TEST_PLUGIN_VARIANT == 11 ? 7 : KDA_ARITHMETIC_FP32,
 };
 
 const kda_plugin* kda_plugin_descriptor(void) { return &descriptor; }
