@@ -87,6 +87,11 @@ void set(Declaration& d, const std::string& key, const std::string& value) {
   else if (key == "token_states") c.token_states = flag();
   else if (key == "strided_inputs") c.strided_inputs = flag();
   else if (key == "checks_contract") d.checks_contract = flag();
+  else if (key == "arithmetic") {
+    const std::optional<Arithmetic> a = arithmetic_from_name(value);
+    if (!a) throw std::invalid_argument("'arithmetic' takes fp32, tf32, bf16-operands or f16-operands, got '" + value + "'");
+    c.arithmetic = *a;
+  }
   else throw std::invalid_argument("unknown capability '" + key + "'");
 }
 

@@ -1,5 +1,6 @@
 #include "plugin_descriptor.hpp"
 
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -28,6 +29,8 @@ std::vector<T> from_array(const T* values, std::size_t count, const char* field,
 constexpr DType kDTypes[] = {DType::bf16, DType::f16, DType::f32, DType::f64, DType::i32, DType::i64};
 constexpr Mode kModes[] = {Mode::prefill, Mode::decode, Mode::verify};
 constexpr StateLayout kLayouts[] = {StateLayout::vk, StateLayout::kv};
+constexpr Arithmetic kArithmetics[] = {Arithmetic::fp32, Arithmetic::tf32, Arithmetic::bf16_operands,
+                                       Arithmetic::f16_operands};
 constexpr StateSource kSources[] = {StateSource::none, StateSource::dense, StateSource::pool, StateSource::table,
                                     StateSource::scratch};
 constexpr std::uint32_t kAllFlags = 0xFFu;
@@ -95,6 +98,13 @@ Declaration read_descriptor(const kda_plugin& d, const std::string& library) {
   c.token_states = d.flags & KDA_CAP_TOKEN_STATES;
   c.strided_inputs = d.flags & KDA_CAP_STRIDED_INPUTS;
   out.checks_contract = d.flags & KDA_CAP_CHECKS_CONTRACT;
+  // Only a version-3 descriptor has the member: reading it from an older one would read past its end.
+  if (d.abi_version >= 3) {
+    if (d.arithmetic < 0 || d.arithmetic >= static_cast<int>(std::size(kArithmetics)))
+      throw PluginError(where + ": descriptor field 'arithmetic' is " + std::to_string(d.arithmetic) +
+                        ", not a kda_arithmetic");
+    c.arithmetic = kArithmetics[d.arithmetic];
+  }
   return out;
 }
 

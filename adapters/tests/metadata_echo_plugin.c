@@ -55,6 +55,7 @@ static const kda_plugin descriptor = {
     KDA_CAP_VARLEN,
     KDA_MEMORY_HOST,
     run,
+    KDA_ARITHMETIC_FP32,
 };
 
 const kda_plugin* kda_plugin_descriptor(void) { return &descriptor; }

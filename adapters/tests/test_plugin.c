@@ -8,7 +8,9 @@
  *     or its mode not prefill or decode
  *   9 declares KDA_MODE_VERIFY without a verify state source
  *  10 declares KDA_MEMORY_CUDA (refused by a kda-oracle built without CUDA); staged in host memory
- *     standing in for device 3, it writes o[-1] and, with a pool, the first 8 bytes of slot -1 */
+ *     standing in for device 3, it writes o[-1] and, with a pool, the first 8 bytes of slot -1
+ *  11 declares KDA_ARITHMETIC_BF16_OPERANDS (version 3)
+ *  12 declares an arithmetic beyond enum kda_arithmetic */
 #include <stdio.h>
 #include <string.h>
 
@@ -80,6 +82,7 @@ static const kda_plugin descriptor = {
     KDA_CAP_VARLEN | (TEST_PLUGIN_VARIANT == 3 || TEST_PLUGIN_VARIANT == 8 ? KDA_CAP_CHECKS_CONTRACT : 0u),
     TEST_PLUGIN_VARIANT == 10 ? KDA_MEMORY_CUDA : KDA_MEMORY_HOST,
     run,
+    TEST_PLUGIN_VARIANT == 11 ? KDA_ARITHMETIC_BF16_OPERANDS : TEST_PLUGIN_VARIANT == 12 ? 7 : KDA_ARITHMETIC_FP32,
 };
 
 const kda_plugin* kda_plugin_descriptor(void) { return &descriptor; }

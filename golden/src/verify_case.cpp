@@ -1,8 +1,10 @@
 // Judging one case: a live kernel run or a stored result, against the expected outputs and bounds.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "kda/golden/verify.hpp"
+#include "kda/kernels/chunked_precision_model.hpp"
 
 namespace kda::golden {
 
@@ -56,6 +58,31 @@ CaseReport judge_outputs(CaseReport r, const Case& golden, const Problem& after,
   }
   r.outcome = r.changes.empty() && verdict.passed() ? Outcome::passed : Outcome::failed;
   r.outputs = std::move(verdict.tensors);
+  return r;
+}
+
+// A golden file's bounds come from fp32 models. A kernel that declares coarser arithmetic (bf16
+// operands, say) is held to its declared model instead where that model's bound is the larger: run on
+// `modelled` (the case as it was before the kernel ran), its error against the expected outputs sets
+// the bound as the tolerance policy does. Notes which model set the bounds.
+CaseReport widen_for_declared_arithmetic(CaseReport r, Case& golden, Problem modelled, const Kernel& kernel) {
+  auto model = kernels::make_declared_arithmetic_model(kernel.capabilities().arithmetic, kernel.profile());
+  const RunOutcome outcome = model->run(modelled);
+  if (outcome.status != RunOutcome::Status::ok)
+    return fail(std::move(r), "the precision model " + model->name() + " could not run the case: " +
+                                  (outcome.violations.empty() ? outcome.message : text(outcome.violations.front())));
+  const props::TolerancePolicy policy;
+  const props::Verdict errors =
+      props::compare(modelled, props::read_outputs(modelled), *golden.expected, *golden.expected);
+  Tolerance& t = *golden.tolerance;
+  for (OutputBound& o : t.outputs)
+    if (const props::TensorVerdict* e = errors.find(o.tensor); e && policy.bound(e->rel_rms, e->dtype) > o.bound) {
+      o.model_error = e->rel_rms;
+      o.bound = policy.bound(e->rel_rms, e->dtype);
+    }
+  t.model = "max(" + t.model + ", " + model->name() + ")";
+  t.bound = t.bound_for("o");
+  r.notes.push_back("bounds: " + t.model + " (declared arithmetic " + std::string(kda::name_of(kernel.capabilities().arithmetic)) + ")");
   return r;
 }
 
@@ -121,6 +148,9 @@ CaseReport verify_case(const std::string& name, Case golden, Kernel& kernel, Res
   if (!unsupported.empty()) return skipped(std::move(unsupported));
 
   const props::Snapshot before(p);
+  const bool declared = kernel.capabilities().arithmetic != Arithmetic::fp32 && !golden.violation;
+  std::optional<Problem> modelled;
+  if (declared) modelled = deep_copy(p);
   const RunOutcome outcome = kernel.run(p);
   if (save && outcome.status == RunOutcome::Status::ok) save->write_outputs(name, p);
   if (outcome.status == RunOutcome::Status::rejected && outcome.violations.empty())
@@ -141,6 +171,10 @@ CaseReport verify_case(const std::string& name, Case golden, Kernel& kernel, Res
   }
   if (outcome.status == RunOutcome::Status::failed) return fail(std::move(r), "failed: " + outcome.message);
   if (golden.violation) return fail(std::move(r), accepted_invalid(golden.violation->rule));
+  if (declared) {
+    r = widen_for_declared_arithmetic(std::move(r), golden, std::move(*modelled), kernel);
+    if (r.outcome == Outcome::failed) return r;
+  }
   return judge_outputs(std::move(r), golden, p, before);
 }
 

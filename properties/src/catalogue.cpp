@@ -9,8 +9,9 @@ const std::vector<Property>& catalogue() {
       {"matches-reference",
        "Outputs and final states (dense or in the pool), chunk and token states, and a verify call's state after every "
        "token (in the pool slot or scratch step it names) agree with the fp64 recurrent reference under the tolerance "
-       "policy: rel-RMS <= alpha x the precision-matched model's rel-RMS + the output "
-       "dtype's unit roundoff. NaN or Inf where the reference is finite always fails.",
+       "policy: rel-RMS <= alpha x the rel-RMS of the precision model of the kernel's arithmetic + the larger of the "
+       "output dtype's and the compute precision's unit roundoff. NaN or Inf where the reference is finite always "
+       "fails.",
        {}, check_matches_reference},
       {"untouched",
        "Every byte outside the region the call may write is bit-identical afterwards: inputs, gaps of strided views, "

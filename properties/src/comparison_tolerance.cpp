@@ -17,14 +17,18 @@ double unit_roundoff(DType dtype) {
   }
 }
 
+double TolerancePolicy::floor(DType output_dtype) const {
+  return std::max(unit_roundoff(output_dtype), compute_roundoff);
+}
+
 double TolerancePolicy::bound(double model_error, DType output_dtype) const {
-  return alpha * model_error + unit_roundoff(output_dtype);
+  return alpha * model_error + floor(output_dtype);
 }
 
 double TolerancePolicy::element_tolerance(double model_diff, double model_rms_diff, double oracle, double oracle_rms,
                                           DType dtype) const {
   return alpha * std::max(std::abs(model_diff), model_rms_diff) +
-         unit_roundoff(dtype) * std::max(std::abs(oracle), oracle_rms);
+         floor(dtype) * std::max(std::abs(oracle), oracle_rms);
 }
 
 }  // namespace kda::props

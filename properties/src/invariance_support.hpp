@@ -70,8 +70,8 @@ void require_agreement(const std::vector<TensorDifference>& diffs,
                        const Sides& sides, const Problem& base);
 
 // The bound of an invariance whose two runs take the same arithmetic path (packing, layout, GVA
-// expansion): TolerancePolicy's floor, the unit roundoff of the tensor's dtype, as if only the final
-// rounding into that dtype could differ. The CPU references agree bit for bit here; a kernel whose
+// expansion): the unit roundoff of the tensor's dtype, as if only the final rounding into that dtype
+// could differ (not TolerancePolicy's compute floor, which stands for an error against another path). The CPU references agree bit for bit here; a kernel whose
 // two runs reduce in a different order (another tiling for [K,V] states, say) may exceed it with
 // f32/f64 outputs, and that difference is then reported as a failure.
 double same_path_bound(const TolerancePolicy& policy, const TensorDifference& d);

@@ -22,7 +22,9 @@ DrawnCase draw_valid_case(CheckContext& context) {
 void check_matches_reference(CheckContext& context) {
   const JudgedRun run = run_judged(context, draw_valid_case(context).problem);
   run.require_ran();
-  if (!run.verdict.passed()) RC_FAIL(run.verdict.describe() + "\n  problem: " + run.problem.describe());
+  if (!run.verdict.passed())
+    RC_FAIL("outside the tolerance of precision model " + context.model.name() + ":\n" + run.verdict.describe() +
+            "\n  problem: " + run.problem.describe());
 }
 
 void check_untouched(CheckContext& context) {

@@ -137,7 +137,8 @@ void ServingSystem::judge(Problem& call, Problem& modelled, Problem& exact, cons
             "\n  problem: " + call.describe());
   const Verdict verdict = compare(call, read_outputs(call), oracle, read_outputs(modelled), context_.policy);
   if (!verdict.passed())
-    RC_FAIL(what + ": the kernel's outputs or pool left the reference:\n" + verdict.describe() +
+    RC_FAIL(what + ": the kernel's outputs or pool left the reference (precision model " + context_.model.name() +
+            "):\n" + verdict.describe() +
             "\n  problem: " + call.describe());
 }
 

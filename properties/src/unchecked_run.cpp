@@ -130,7 +130,8 @@ UncheckedRun run_unchecked(CheckContext& context, const Problem& problem, Rule r
   const ReferenceOutputs oracle = run_reference<double>(problem, Algorithm::recurrent, 1);
   const Verdict verdict = compare(ran, read_outputs(ran), oracle, model_outputs(context, problem), context.policy);
   if (!verdict.passed())
-    judged.findings.push_back("its values are wrong (the fp64 reference defines this problem):\n" + verdict.describe());
+    judged.findings.push_back("its values are wrong (the fp64 reference defines this problem; precision model " +
+                              context.model.name() + "):\n" + verdict.describe());
   return judged;
 }
 

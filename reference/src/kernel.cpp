@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 namespace kda {
 
@@ -12,6 +13,25 @@ bool contains(const std::vector<T>& xs, const T& x) {
   return std::find(xs.begin(), xs.end(), x) != xs.end();
 }
 }  // namespace
+
+namespace {
+constexpr std::pair<Arithmetic, std::string_view> kArithmetics[] = {{Arithmetic::fp32, "fp32"},
+                                                                     {Arithmetic::tf32, "tf32"},
+                                                                     {Arithmetic::bf16_operands, "bf16-operands"},
+                                                                     {Arithmetic::f16_operands, "f16-operands"}};
+}  // namespace
+
+std::string_view name_of(Arithmetic a) {
+  for (const auto& [value, name] : kArithmetics)
+    if (value == a) return name;
+  return "?";
+}
+
+std::optional<Arithmetic> arithmetic_from_name(std::string_view name) {
+  for (const auto& [value, text] : kArithmetics)
+    if (text == name) return value;
+  return std::nullopt;
+}
 
 StateSource state_source_of(const Problem& p) {
   if (p.scratch_states || p.scratch_indices) return StateSource::scratch;

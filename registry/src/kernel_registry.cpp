@@ -19,13 +19,15 @@ namespace kda::registry {
 
 namespace {
 
-// A kernel we did not write computes in fp32 at best: its tolerance comes from the fp32 recurrence. Our
-// recurrent CUDA kernel and its CPU simulation are fp32 kernels too (docs/cuda-decode.md).
+// Our recurrent CUDA kernel and its CPU simulation are fp32 kernels (docs/cuda-decode.md): their tolerance
+// comes from the fp32 recurrence.
 constexpr const char* kFp32Model = "ref-fp32";
 std::unique_ptr<Kernel> fp32_model() { return make_reference_kernel(Precision::fp32, Algorithm::recurrent); }
-// A third-party kernel's model holds the kernel's own profile: its valid calls are the model's too.
-KernelUnderTest with_fp32_model(std::unique_ptr<Kernel> kernel) {
-  auto model = make_reference_kernel(Precision::fp32, Algorithm::recurrent, kernel->profile());
+// A third-party kernel is judged against the model of the arithmetic it declares (fp32 unless it says
+// otherwise); the model holds the kernel's own profile: its valid calls are the model's too.
+constexpr const char* kDeclaredModel = "of its declared arithmetic (ref-fp32 unless declared)";
+KernelUnderTest with_declared_model(std::unique_ptr<Kernel> kernel) {
+  auto model = kernels::make_declared_arithmetic_model(kernel->capabilities().arithmetic, kernel->profile());
   return {std::move(kernel), std::move(model)};
 }
 // The chunked tensor-core kernel rounds its intermediates and operands to 11 bits by design: its model
@@ -36,7 +38,8 @@ constexpr const char* kChunkedModel = "model-chunked-fp16";
 KernelRecord reference(const char* name, Precision precision, Algorithm algorithm, const char* doc) {
   return {name, "", "itself", false, doc, [=](const std::string&, const KernelOptions&) {
             return KernelUnderTest{make_reference_kernel(precision, algorithm),
-                                   make_reference_kernel(precision, algorithm)};
+                                   make_reference_kernel(precision, algorithm),
+                                   precision == Precision::fp64 ? 0x1p-53 : 0x1p-24};
           }};
 }
 
@@ -76,16 +79,16 @@ std::vector<KernelRecord> all_records() {
        }},
       cuda("cuda-recurrent", kFp32Model, "our CUDA recurrent kernel for sm_90 (docs/cuda-decode.md)"),
       cuda("cuda-chunked", kChunkedModel, "our CUDA chunked prefill for sm_90, on tensor cores (docs/cuda-prefill.md)"),
-      {"plugin:PATH", "plugin:", kFp32Model, false, "a shared library behind the C ABI of kda_plugin.h (adapters/)",
+      {"plugin:PATH", "plugin:", kDeclaredModel, false, "a shared library behind the C ABI of kda_plugin.h (adapters/)",
        [](const std::string& path, const KernelOptions&) {
-         return with_fp32_model(adapters::load_plugin(path));
+         return with_declared_model(adapters::load_plugin(path));
        }},
-      {"exec:COMMAND", "exec:", kFp32Model, false, "a program speaking the exec line protocol (adapters/)",
+      {"exec:COMMAND", "exec:", kDeclaredModel, false, "a program speaking the exec line protocol (adapters/)",
        [](const std::string& command, const KernelOptions& options) {
          adapters::ExecOptions exec;
          exec.timeout = options.timeout;
          exec.log = &std::cerr;
-         return with_fp32_model(adapters::start_exec_adapter(command, exec));
+         return with_declared_model(adapters::start_exec_adapter(command, exec));
        }},
   };
   return records;
@@ -118,6 +121,8 @@ KernelUnderTest make_kernel(const std::string& name, const KernelOptions& option
   for (const auto& n : kernel_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown kernel '" + name + "' (known: " + known + ")");
 }
+
+std::string precision_model_name(const KernelUnderTest& k) { return k.model->name(); }
 
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;

@@ -245,6 +245,14 @@ TEST(ExecAdapter, AnInvalidProblemIsRejectedWithoutAsking) {
   EXPECT_EQ(outcome.violations.front().rule, Rule::chunk_size);
 }
 
+TEST(ExecAdapter, TheHandshakeDeclaresTheArithmetic) {
+  const std::string declared = kPython + " " + kAdapters + "/tests/declared_arithmetic.py --compute bf16 --declare ";
+  EXPECT_EQ(start_exec_adapter(declared + "bf16-operands")->capabilities().arithmetic, Arithmetic::bf16_operands);
+  EXPECT_EQ(start_exec_adapter(declared + "fp32")->capabilities().arithmetic, Arithmetic::fp32);
+  EXPECT_EQ(start_exec_adapter(kPython + " " + kAdapters + "/numpy_adapter.py")->capabilities().arithmetic,
+            Arithmetic::fp32);  // not declared
+}
+
 TEST(ExecAdapter, BadHandshakesAreRefusedClearly) {
   EXPECT_NE(start_error("bad-handshake").find("sent a bad handshake: expected 'kda-adapter <version>"), std::string::npos)
       << start_error("bad-handshake");

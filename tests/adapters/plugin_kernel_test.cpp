@@ -90,7 +90,7 @@ TEST(PluginKernel, AnInvalidProblemNeverReachesAPluginThatDoesNotCheckItsContrac
 }
 
 TEST(PluginKernel, RefusesAnotherAbiVersion) {
-  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks versions 1 and 2"),
+  EXPECT_NE(message_of(test_plugin(1)).find("ABI version 999; this kda-oracle speaks versions 1, 2 and 3"),
             std::string::npos)
       << message_of(test_plugin(1));
 }
@@ -105,7 +105,16 @@ TEST(PluginKernel, Version2KeepsTheVersion1Layout) {
   EXPECT_EQ(offsetof(kda_call, stream), 1688u);
   EXPECT_EQ(offsetof(kda_call, L), 1696u);  // sizeof(kda_call) of version 1: the new members follow it
   EXPECT_EQ(offsetof(kda_plugin, run), 112u);
-  EXPECT_EQ(sizeof(kda_plugin), 120u);  // the descriptor did not change
+  EXPECT_EQ(offsetof(kda_plugin, arithmetic), 120u);  // version 3 appends after the version-2 descriptor
+}
+
+TEST(PluginKernel, Version3DeclaresItsArithmetic) {
+  EXPECT_EQ(load_plugin(test_plugin(11))->capabilities().arithmetic, Arithmetic::bf16_operands);
+  EXPECT_EQ(load_plugin(test_plugin(3))->capabilities().arithmetic, Arithmetic::fp32);
+  EXPECT_EQ(load_plugin(test_plugin(8))->capabilities().arithmetic, Arithmetic::fp32);  // version 1: no member
+  EXPECT_NE(message_of(test_plugin(12)).find("descriptor field 'arithmetic' is 7, not a kda_arithmetic"),
+            std::string::npos)
+      << message_of(test_plugin(12));
 }
 
 TEST(PluginKernel, RefusesVerifyWithoutAVerifyStateSource) {

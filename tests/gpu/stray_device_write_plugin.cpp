@@ -43,6 +43,7 @@ const kda_plugin kDescriptor = {
     KDA_CAP_VARLEN,
     KDA_MEMORY_CUDA,
     run,
+    KDA_ARITHMETIC_FP32,
 };
 
 }  // namespace

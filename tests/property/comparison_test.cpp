@@ -105,6 +105,26 @@ TEST(Compare, Fp32ReferencePassesWithTheFp32ModelAndFailsWithoutIt) {
   EXPECT_FALSE(exact.find("o")->passed()) << exact.describe();
 }
 
+// The floor is the larger of the output dtype's unit roundoff and the compute precision's.
+TEST(Compare, TheBoundIsFlooredByTheComputePrecision) {
+  TolerancePolicy policy;
+  EXPECT_EQ(policy.bound(1e-7, DType::f64), 2e-7 + 0x1p-53);  // no compute precision given: the dtype's
+  policy.compute_roundoff = 0x1p-24;                          // a kernel computing in fp32
+  EXPECT_EQ(policy.bound(1e-7, DType::f64), 2e-7 + 0x1p-24);
+  EXPECT_EQ(policy.bound(1e-7, DType::f32), 2e-7 + 0x1p-24);
+  EXPECT_EQ(policy.bound(1e-7, DType::bf16), 2e-7 + 0x1p-8);  // the output's rounding dominates
+  EXPECT_EQ(policy.element_tolerance(0, 0, 2.0, 1.0, DType::f64), 0x1p-24 * 2.0);
+  // An f64 output one fp32 rounding off an exactly right model: a failure without the floor, not with it.
+  ProblemSpec spec = bf16_spec();
+  spec.output_dtype = DType::f64;
+  const Problem p = random_problem(spec, 3);
+  const ReferenceOutputs oracle = run_reference<double>(p, Algorithm::recurrent);
+  ReferenceOutputs kernel = oracle;
+  for (double& x : kernel.o) x = static_cast<double>(static_cast<float>(x));
+  EXPECT_FALSE(compare(p, kernel, oracle, oracle).find("o")->passed());
+  EXPECT_TRUE(compare(p, kernel, oracle, oracle, policy).find("o")->passed());
+}
+
 TEST(Compare, PlantedErrorInBf16OutputIsFoundThroughCuSeqlens) {
   const Problem p = random_problem(bf16_spec(), 3);
   Problem ran = deep_copy(p);

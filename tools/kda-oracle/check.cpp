@@ -116,6 +116,7 @@ Command add_check(CLI::App& app) {
                 args->kernel, {std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout * 1000))});
             const props::Scale scale = props::parse_scale(args->scale);
             props::CheckContext context{*kut.kernel, *kut.model, props::limits_for(scale)};
+            context.policy.compute_roundoff = kut.compute_roundoff;
             args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
               // A plain pointer: the callback is a member of *args (a copy of the shared_ptr was a cycle, leaked).

@@ -39,7 +39,14 @@ Command add_golden_verify(CLI::App& golden) {
               registry::KernelUnderTest kut = registry::make_kernel(args->kernel);
               std::optional<golden::ResultsFile> saved;
               if (!args->save_results.empty()) saved = golden::ResultsFile::create(args->save_results, kut.kernel->name());
-              std::printf("golden verify: %s against kernel %s\n", args->golden.c_str(), kut.kernel->name().c_str());
+              // The file's bounds come from fp32 models; a kernel declaring coarser arithmetic gets its own model's
+              // where larger (golden::verify_case).
+              const Arithmetic arithmetic = kut.kernel->capabilities().arithmetic;
+              std::printf("golden verify: %s against kernel %s (bounds: the file's%s)\n", args->golden.c_str(),
+                          kut.kernel->name().c_str(),
+                          arithmetic == Arithmetic::fp32
+                              ? ""
+                              : (" or " + registry::precision_model_name(kut) + "'s, the larger").c_str());
               reports = golden::verify(file, *kut.kernel, ProgressLine("verify"), saved ? &*saved : nullptr);
               if (saved) saved->close();
             } else {

@@ -113,6 +113,7 @@ const kda_plugin kDescriptor = {
         KDA_CAP_STRIDED_INPUTS,
     KDA_MEMORY_CUDA,
     run,
+    KDA_ARITHMETIC_FP32,  // the decode kernel computes in fp32
 };
 
 }  // namespace

@@ -278,6 +278,7 @@ const kda_plugin kDescriptor = {
         KDA_CAP_CHUNK_STATES | KDA_CAP_TOKEN_STATES | KDA_CAP_STRIDED_INPUTS,
     KDA_MEMORY_HOST,
     run,
+    KDA_ARITHMETIC_FP32,  // the loops compute in fp32
 };
 
 }  // namespace

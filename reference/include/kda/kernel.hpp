@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kda/contract.hpp"
@@ -13,6 +14,16 @@
 #include "kda/problem_factory.hpp"
 
 namespace kda {
+
+// The arithmetic a kernel declares (adapters/README.md, capability `arithmetic`): where it rounds, and so
+// which precision model judges it (registry: model_for). Products always accumulate in fp32 at least.
+//   fp32           fp32 storage and arithmetic throughout
+//   tf32           matmul operands rounded to tf32 (11 significant bits); fp32 accumulation and storage
+//   bf16_operands  matmul operands and the intermediates stored between kernels in bf16; fp32 accumulation
+//   f16_operands   the same in fp16
+enum class Arithmetic : std::uint8_t { fp32, tf32, bf16_operands, f16_operands };
+std::string_view name_of(Arithmetic a);                              // "fp32", "tf32", "bf16-operands", "f16-operands"
+std::optional<Arithmetic> arithmetic_from_name(std::string_view name);  // inverse of name_of
 
 // What a kernel can compute. A generator asks supports() before handing it a problem; a problem
 // outside the capabilities is not a failure of the kernel, a rejection of a supported one is.
@@ -35,6 +46,7 @@ struct Capabilities {
   bool token_states = true;
   bool strided_inputs = true;  // inputs may be any strided view (false: contiguous only)
   bool explicit_scale = true;  // false: the kernel always scales q by K^-0.5 (no scale option)
+  Arithmetic arithmetic = Arithmetic::fp32;  // what it computes in (not a limit on the cases it is given)
 
   // Empty when the kernel can run the problem; otherwise the first unsupported feature, in words.
   std::string unsupported(const Problem& problem) const;

@@ -1,4 +1,4 @@
-/* kda_plugin.h: the C ABI of a kda-oracle kernel plugin, version 2.
+/* kda_plugin.h: the C ABI of a kda-oracle kernel plugin, version 3.
  *
  * A plugin is a shared library that exports one function,
  *
@@ -21,12 +21,14 @@
  * the first member of the descriptor and stays there in every version, so kda-oracle can refuse a
  * plugin built against another version before reading anything else. Versions only append: enum
  * values and struct members are added at the end, so the prefix an older plugin knows is unchanged.
- * kda-oracle loads plugins of versions 1 and 2:
+ * kda-oracle loads plugins of versions 1, 2 and 3:
  *   1  prefill and decode. A version-1 plugin is never sent a verify call (verify bits in its
  *      descriptor are ignored) and gets calls whose abi_version is 1; it reads only their version-1
  *      prefix (everything before L).
  *   2  adds speculative verify: KDA_MODE_VERIFY, KDA_STATE_TABLE, KDA_STATE_SCRATCH and the members
  *      of kda_call from L on.
+ *   3  adds kda_plugin.arithmetic (the arithmetic the kernel computes in, which sets the precision
+ *      model that judges it); calls are laid out as in version 2. Older plugins are judged as fp32.
  */
 #ifndef KDA_ADAPTERS_KDA_PLUGIN_H
 #define KDA_ADAPTERS_KDA_PLUGIN_H
@@ -38,7 +40,7 @@
 extern "C" {
 #endif
 
-#define KDA_PLUGIN_ABI_VERSION 2u
+#define KDA_PLUGIN_ABI_VERSION 3u
 
 /* Tensors have at most this many dimensions (token_states [B,T,HV,a,b] has five). */
 #define KDA_MAX_RANK 5
@@ -74,6 +76,15 @@ typedef enum kda_state_source {
 
 /* Where the data pointers of a call point (kda_plugin.memory: where the plugin wants them). */
 typedef enum kda_memory { KDA_MEMORY_HOST = 0, KDA_MEMORY_CUDA = 1 } kda_memory;
+
+/* The arithmetic a kernel computes in (version 3; kda::Arithmetic): it is judged against the precision
+ * model with the same rounding points, so a kernel that declares more precision than it has fails. */
+typedef enum kda_arithmetic {
+  KDA_ARITHMETIC_FP32 = 0,          /* fp32 storage and arithmetic throughout */
+  KDA_ARITHMETIC_TF32 = 1,          /* matmul operands rounded to tf32; fp32 accumulation and storage */
+  KDA_ARITHMETIC_BF16_OPERANDS = 2, /* matmul operands and stored intermediates in bf16; fp32 accumulation */
+  KDA_ARITHMETIC_F16_OPERANDS = 3   /* the same in fp16 */
+} kda_arithmetic;
 
 /* What run() returns. */
 typedef enum kda_status {
@@ -215,6 +226,9 @@ typedef struct kda_plugin {
   int memory;              /* the kda_memory its pointers must be in: KDA_MEMORY_CUDA makes kda-oracle
                               allocate and stage every buffer on the device (refused without CUDA) */
   kda_run_fn run;
+
+  /* Version 3. A version-1 or -2 descriptor ends before this member: it is fp32. */
+  int arithmetic;          /* a kda_arithmetic */
 } kda_plugin;
 
 #if defined(_WIN32)

@@ -15,7 +15,16 @@
 // It is the "same-precision run" of FlashAttention's rule (kda-facts §5): the catalogue judges the
 // kernel's error against twice this model's error. A kernel with an arithmetic bug lands far outside it,
 // while the unavoidable cost of 11-bit operands is in the model too.
+//
+// The same chunk arithmetic, with one rounding for every operand and stored intermediate and Aqk, Akk
+// formed element-wise, is the model of a kernel that declares its arithmetic (kda::Arithmetic): bf16
+// or fp16 operands (FLA's chunk_kda with bf16 activations keeps Aqk, (I + Akk)^-1, w, u, q exp(Γ),
+// k exp(Γlast - Γ), the chunk states and v_new in bf16 between its kernels, accumulating in fp32) or
+// tf32 operands (rounded to nearest). Products accumulate in fp64 here: fp32 accumulation adds an error
+// far below the operands'. A decode or verify call is a chunk of its few tokens: a recurrent kernel
+// that keeps its state in fp32 has no such operands and declares fp32, judged by the fp32 recurrence.
 #include <memory>
+#include <string>
 
 #include "kda/kernel.hpp"
 
@@ -23,5 +32,12 @@ namespace kda::kernels {
 
 // "model-chunked-fp16": same capabilities as the kernel; validates the strict profile first.
 std::unique_ptr<Kernel> make_chunked_precision_model();
+
+// The precision model of a kernel declaring `arithmetic`, holding the kernel's profile (which must
+// outlive it): fp32 is the fp32 recurrent reference ("ref-fp32"); the others "model-chunked-tf32",
+// "model-chunked-bf16-operands", "model-chunked-f16-operands", which take any valid case (every mode,
+// state source, chunk size, chunk and token states).
+std::unique_ptr<Kernel> make_declared_arithmetic_model(Arithmetic arithmetic, const Profile& profile = profile_strict());
+std::string declared_arithmetic_model_name(Arithmetic arithmetic);  // the name of the model above
 
 }  // namespace kda::kernels

@@ -16,6 +16,9 @@ namespace kda::registry {
 struct KernelUnderTest {
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<Kernel> model;  // its precision-matched model (props::CheckContext::model)
+  // The unit roundoff of the precision the kernel computes in (props::TolerancePolicy::compute_roundoff):
+  // fp32 (or coarser, accumulating in fp32) for every kernel but the fp64 references.
+  double compute_roundoff = 0x1p-24;
 };
 
 struct KernelOptions {
@@ -43,6 +46,10 @@ std::string unavailable(const KernelRecord& record);
 // Throws std::invalid_argument listing the known names for an unknown one, std::runtime_error where
 // the kernel cannot run here.
 KernelUnderTest make_kernel(const std::string& name, const KernelOptions& options = {});
+
+// The name of the precision model that judges the kernel ("ref-fp32", "model-chunked-bf16-operands", ...):
+// what `check` prints in its header, a failure's diagnosis names and results files record.
+std::string precision_model_name(const KernelUnderTest& kernel);
 
 // The names as a user types them: "ref-fp64", ..., "plugin:PATH", "exec:COMMAND".
 std::vector<std::string> kernel_names();
