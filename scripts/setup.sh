@@ -11,6 +11,7 @@ debian_packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libcli11-dev
+  nlohmann-json3-dev  # JSON: imported calls, safetensors headers
   python3 python3-pip
   python3-h5py python3-numpy  # the golden-file interop test reads HDF5 with h5py and numpy alone
   clang libclang-rt-dev libomp-dev  # scripts/fuzz.sh: clang, its libFuzzer and sanitizer runtimes, its OpenMP
