@@ -196,7 +196,7 @@ void set_sizes(const Reader& r, Problem& p, const json& sizes) {
 }  // namespace
 
 ImportedCall import_call(const std::filesystem::path& call, const std::optional<std::filesystem::path>& tensors,
-                         const Profile& profile) {
+                         const Profile& profile, bool geometry_only) {
   const Reader r{"call file '" + call.string() + "'"};
   std::ifstream in(call);
   if (!in) r.fail("cannot be opened");
@@ -255,7 +255,7 @@ ImportedCall import_call(const std::filesystem::path& call, const std::optional<
   for (const auto& e : entries) {
     Tensor& t = *e.field->in(p);
     if (e.values) copy_values(t, *e.values);
-    if (!e.key) continue;
+    if (!e.key || (geometry_only && !tensors)) continue;
     if (!tensors) r.fail("tensor '" + std::string(e.field->name) + "' names safetensors key '" + *e.key +
                          "' but no tensors file was given (--tensors)");
     if (!file) file = Safetensors::read(*tensors);

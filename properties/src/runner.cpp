@@ -197,7 +197,8 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
 
 constexpr int kNameWidth = 24;  // the longest property name and two spaces
 
-void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel, Scale scale) {
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel, Scale scale,
+                   const std::string& around) {
   os << std::left << std::setw(kNameWidth) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
      << std::setw(8) << "failed" << std::setw(10) << "seconds" << '\n';
   for (const auto& r : reports) {
@@ -214,7 +215,8 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports,
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';
       if (!r.replay.empty())
         os << "replay: kda-oracle check --kernel " << shell_quote(kernel)
-           << (scale == Scale::small ? "" : " --scale " + std::string(name_of(scale))) << " --properties " << r.property
+           << (scale == Scale::small ? "" : " --scale " + std::string(name_of(scale)))
+           << (around.empty() ? "" : " --around " + shell_quote(around)) << " --properties " << r.property
            << " --replay " << shell_quote(r.replay) << '\n';
     }
     for (const auto& c : r.missing_categories)

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "kda/golden/call_import.hpp"
 #include "kda/golden/case_io.hpp"
 #include "kda/properties/runner.hpp"
 #include "kda/properties/shell_quote.hpp"
@@ -26,6 +27,7 @@ struct CheckArgs {
   std::string save_failures = "kda-failures";
   std::string shard;   // "i/n"; empty: GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX, else unsharded
   double timeout = 60;  // seconds per exec adapter request
+  std::string around;   // a call file (JSON): cases are drawn around it (props::GenLimits::around)
 };
 
 // Saves a shrunk failing case as a golden-schema HDF5 case (with the fp64 expected outputs), so it
@@ -43,6 +45,16 @@ void save_case(const CheckArgs& args, const std::string& property, const Problem
   file.write_case(property, c);
   file.close();
   std::cout << "saved the failing case of " << property << " to " << path.string() << '\n';
+}
+// The seed of cases drawn around a recorded call; the call must be valid (an invalid one seeds nothing).
+std::shared_ptr<const props::CaseSpec> around_seed(const std::string& path, std::string& note) {
+  const golden::ImportedCall call = golden::import_call(path, std::nullopt, profile_strict(), true);
+  if (call.violation)
+    throw std::invalid_argument("--around " + path + ": the call breaks " + std::string(name_of(call.violation->rule)) +
+                                " (" + call.violation->message + "); only a valid call seeds cases");
+  auto seed = std::make_shared<const props::CaseSpec>(props::seed_spec(call.problem, &note));
+  note = call.entry + ", " + seed->describe() + "; " + note;
+  return seed;
 }
 }  // namespace
 
@@ -76,6 +88,11 @@ Command add_check(CLI::App& app) {
   sub->add_option("--timeout", args->timeout, "seconds an exec: adapter may take per case")
       ->capture_default_str()
       ->check(at_least(0, false));
+  sub->add_option("--around", args->around,
+                  "draw every case around this recorded call (docs/golden.md): its entry's options, dtypes, layouts and "
+                  "state source kept, the data redrawn, sequence lengths, batch and heads varied, failures shrinking "
+                  "towards the call's own geometry")
+      ->check(CLI::ExistingFile);
   sub->add_flag("--list", args->list, "list the properties and kernels (Markdown tables), then exit");
   return {sub, [args] {
             if (args->list) {
@@ -91,6 +108,8 @@ Command add_check(CLI::App& app) {
                 args->kernel, {std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout * 1000))});
             const props::Scale scale = props::parse_scale(args->scale);
             props::CheckContext context{*kut.kernel, *kut.model, props::limits_for(scale)};
+            std::string around_note;
+            if (!args->around.empty()) context.limits.around = around_seed(args->around, around_note);
             args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
               // A plain pointer: the callback is a member of *args (a copy of the shared_ptr was a cycle, leaked).
@@ -100,12 +119,14 @@ Command add_check(CLI::App& app) {
             std::cout << "kda-oracle check --kernel " << props::shell_quote(args->kernel) << " --seed " << seed
                       << " --cases " << args->run.cases;
             if (scale != props::Scale::small) std::cout << " --scale " << args->scale;
+            if (!args->around.empty()) std::cout << " --around " << props::shell_quote(args->around);
             if (shard)
               std::cout << " --shard " << shard->index << '/' << shard->count << " (shard seed " << args->run.seed
                         << ')';
             std::cout << " (precision model " << kut.model->name() << ")\n";
+            if (!around_note.empty()) std::cout << "cases around the call: " << around_note << '\n';
             const auto reports = props::run_properties(context, args->run);
-            props::print_reports(std::cout, reports, args->kernel, scale);
+            props::print_reports(std::cout, reports, args->kernel, scale, args->around);
             if (args->coverage) props::print_coverage(std::cout, reports);
             bool ok = true;  // skipped properties are not failures
             for (const auto& r : reports) ok &= r.ok();

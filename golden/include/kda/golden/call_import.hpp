@@ -35,9 +35,10 @@ struct ImportedCall {
 };
 
 // Reads CALL.json (and, where its tensors name keys, the safetensors file), builds the Problem and
-// checks it against `profile`. Throws ImportError.
+// checks it against `profile`. Throws ImportError. `geometry_only`: tensors naming safetensors keys
+// are drawn from the seed when no tensors file is given (a call seeding --around needs no contents).
 ImportedCall import_call(const std::filesystem::path& call, const std::optional<std::filesystem::path>& tensors,
-                         const Profile& profile);
+                         const Profile& profile, bool geometry_only = false);
 
 // The golden case of an imported call: the contract case it is, or the problem with its fp64
 // expected outputs and model tolerance (as `golden generate` computes them).

@@ -66,8 +66,9 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
 // property | cases | passed | failed | seconds ("skipped: <why>" instead for a skipped one), then each failure with the command that replays
 // exactly its shrunk case (`kernel` is the --kernel argument that names the kernel under test; `scale` the
 // scale whose limits drew the cases, named in the command unless small).
+// `around`: the call file the cases were drawn around (check --around), named in the command too.
 void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel = "NAME",
-                   Scale scale = Scale::small);
+                   Scale scale = Scale::small, const std::string& around = "");
 void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
 
 }  // namespace kda::props
