@@ -28,3 +28,10 @@ kda_golden_exit_test(import_twice 2 "already holds a case 'verify_table'"
 set_tests_properties(golden.import_twice PROPERTIES FIXTURES_REQUIRED golden_imported)
 kda_golden_exit_test(import_bad_call 2 "CMakeLists.txt': not valid JSON"
                      ${oracle} golden import ${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt --out bad.h5)
+
+# check --around: the catalogue on cases drawn around an imported call; an invalid call seeds nothing.
+kda_golden_exit_test(check_around_varlen_prefill 0 "--around .*matches-reference +10 +10 +0.*packing +10 +10 +0"
+                     ${oracle} check --kernel ref-fp32-chunked --around ${calls}/varlen_prefill.json
+                     --properties matches-reference,packing --cases 10)
+kda_golden_exit_test(check_around_invalid_call 2 "breaks cu_seqlens_monotonic.*only a valid call seeds cases"
+                     ${oracle} check --around ${calls}/decreasing_cu_seqlens.json --cases 1)
