@@ -112,7 +112,7 @@ GenLimits limits_around(const GenLimits& given) {
   if (call.K == call.V) l.head_dims.pop_back();
   l.min_drawn_head_dim = 0;
   l.gva_ratios = {static_cast<int>(call.HV / std::max<i64>(call.H, 1))};
-  l.max_heads = std::max<i64>(l.max_heads, call.HV);
+  l.max_heads = std::max(l.max_heads, static_cast<int>(call.HV));
   l.max_sequences = std::max<int>(l.max_sequences, 2 * static_cast<int>(call.lengths.size()));
   l.max_tokens = std::max(l.max_tokens, 2 * tokens + 32 * static_cast<i64>(call.lengths.size()));
   l.max_work = std::max(l.max_work, 4 * call.HV * call.K * call.V * (l.max_tokens + 24 * l.max_sequences));
@@ -151,7 +151,7 @@ void narrow_to_call(Allowed& a, const CaseSpec& c) {
   require(!call.options.gate_in_kernel || a.gate_in_kernel, "in-kernel gate");
   require(!call.options.l2norm_qk || a.l2norm, "in-kernel l2norm");
   require(!call.options.beta_from_logits || a.beta_logits, "beta logits");
-  require(c.layout == InputLayout::contiguous && c.output_layout == InputLayout::contiguous || a.strided,
+  require((c.layout == InputLayout::contiguous && c.output_layout == InputLayout::contiguous) || a.strided,
           "strided layout");
 }
 
