@@ -255,7 +255,7 @@ ImportedCall import_call(const std::filesystem::path& call, const std::optional<
   for (const auto& e : entries) {
     Tensor& t = *e.field->in(p);
     if (e.values) copy_values(t, *e.values);
-    if (!e.key || (geometry_only && !tensors)) continue;
+    if (!e.key || (geometry_only && !tensors && is_float(e.view.dtype))) continue;
     if (!tensors) r.fail("tensor '" + std::string(e.field->name) + "' names safetensors key '" + *e.key +
                          "' but no tensors file was given (--tensors)");
     if (!file) file = Safetensors::read(*tensors);

@@ -3,7 +3,7 @@
 record_calls writes call files whose layout is what was passed (q, k and v slices of one fused
 projection, a padded token stride, cu_seqlens by value); `kda-oracle golden import` turns them into golden
 cases that `golden verify` replays against ref-fp64, and the fp64 expected output of the imported case
-equals what the fake function computed from the same contents.
+equals what the fake function computed from the same contents; the call seeds `check --around`.
 
     record_calls_test.py KDA_ORACLE
 """
@@ -103,6 +103,11 @@ def main():
             expected = f["cases/recorded/expected/o"][...]
         error = np.sqrt(np.mean((expected - chunk_kda.last) ** 2) / np.mean(expected ** 2))
         check(error < 1e-12, f"the imported case computes what the recorded call did (rel-RMS {error:.3g})")
+
+        # The recorded call seeds check --around without its tensors file (only its geometry counts).
+        check("matches-reference" in oracle(
+            "check", "--kernel", "ref-fp32", "--around", os.path.join(out, "chunk_kda-0000.json"),
+            "--properties", "matches-reference", "--cases", "5"), "check --around a recorded call")
 
         # Without contents, the importer draws the floating-point inputs from the call's seed.
         with record_calls("fakekda.chunk_kda", os.path.join(out, "bare"), source={"library": "fake"}):

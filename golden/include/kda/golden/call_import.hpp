@@ -35,8 +35,9 @@ struct ImportedCall {
 };
 
 // Reads CALL.json (and, where its tensors name keys, the safetensors file), builds the Problem and
-// checks it against `profile`. Throws ImportError. `geometry_only`: tensors naming safetensors keys
-// are drawn from the seed when no tensors file is given (a call seeding --around needs no contents).
+// checks it against `profile`. Throws ImportError. `geometry_only`: floating-point tensors naming
+// safetensors keys are drawn from the seed when no tensors file is given (a call seeding --around
+// needs no contents; its metadata tensors still do).
 ImportedCall import_call(const std::filesystem::path& call, const std::optional<std::filesystem::path>& tensors,
                          const Profile& profile, bool geometry_only = false);
 
