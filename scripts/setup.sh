@@ -11,7 +11,7 @@ debian_packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libcli11-dev
-  nlohmann-json3-dev  # kda-oracle check --results, campaign
+  nlohmann-json3-dev  # JSON: check --results, campaign, imported calls, safetensors headers
   python3 python3-pip
   python3-h5py python3-numpy  # the golden-file interop test reads HDF5 with h5py and numpy alone
   python3-matplotlib  # scripts/plot_failure.py

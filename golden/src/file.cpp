@@ -71,11 +71,15 @@ File File::create(const std::filesystem::path& path, const Metadata& metadata) {
   return file;
 }
 
-File File::open(const std::filesystem::path& path) {
+File File::open(const std::filesystem::path& path) { return open(path, false); }
+
+File File::append(const std::filesystem::path& path) { return open(path, true); }
+
+File File::open(const std::filesystem::path& path, bool writable) {
   detail::silence_hdf5();
   const std::string label = file_label(path);
-  const hid_t id = detail::open_file(path, label);
-  File file(id, path, false, {});
+  const hid_t id = detail::open_file(path, label, writable);
+  File file(id, path, writable, {});
   const In root = root_of(id, label);
   check_schema(root);
   file.schema_version_ = root.int64("schema_version");

@@ -61,6 +61,10 @@ void stride_table(Problem& p, bool with_gaps) {
 
 }  // namespace
 
+Tolerance golden_tolerance(const Problem& p, const ReferenceOutputs& expected, const std::string& name) {
+  return model_tolerance(p, expected, name);
+}
+
 Case golden_case(const Suite& suite, const SuiteCase& c) {
   Case out;
   out.problem = props::build_case(c.spec);

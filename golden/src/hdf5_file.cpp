@@ -33,8 +33,8 @@ hid_t create_file(const std::filesystem::path& path, const std::string& label) {
   return id;
 }
 
-hid_t open_file(const std::filesystem::path& path, const std::string& label) {
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+hid_t open_file(const std::filesystem::path& path, const std::string& label, bool writable) {
+  const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) throw FormatError(label + ": cannot be opened as an HDF5 file (HDF5: " + hdf5_error() + ")");
   return id;
 }

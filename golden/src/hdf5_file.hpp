@@ -12,8 +12,8 @@ namespace kda::golden::detail {
 
 // A new file (truncating any old one); std::runtime_error when it cannot be created.
 hid_t create_file(const std::filesystem::path& path, const std::string& label);
-// An existing file, read-only; FormatError when it is not a readable HDF5 file.
-hid_t open_file(const std::filesystem::path& path, const std::string& label);
+// An existing file, read-only (or read-write); FormatError when it is not a readable HDF5 file.
+hid_t open_file(const std::filesystem::path& path, const std::string& label, bool writable = false);
 In root_of(hid_t file, const std::string& label);
 
 // The root attributes `schema` (equal to `schema`) and `schema_version` (oldest .. version); `kind`

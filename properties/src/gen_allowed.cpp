@@ -33,7 +33,8 @@ void require(bool ok, const Kernel& kernel, const char* what) {
 
 }  // namespace
 
-Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
+Allowed allowed_for(const Kernel& kernel, const GenLimits& given) {
+  const GenLimits limits = limits_around(given);
   const Capabilities& caps = kernel.capabilities();
   const Profile& prof = kernel.profile();
   Allowed a;
@@ -97,6 +98,7 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& limits) {
       a.modes.push_back(m);
   if (!has(a.modes, Mode::verify)) std::erase_if(a.sources, is_verify_source);
   if (a.chunk_sizes.empty()) a.chunk_sizes.push_back(64);
+  if (limits.around) narrow_to_call(a, *limits.around);
 
   require(limits.max_sequences >= 1 && limits.max_tokens >= 1 && limits.max_heads >= 1 && limits.max_work >= 1,
           kernel, "room under the limits");

@@ -38,6 +38,7 @@ struct Draw {
   i64 long_length = 0;  // DataMix::long_memory: the one sequence's length (before the budget)
   std::uint64_t data_seed = 0;
   i64 decode_edge = 0;  // 0: a decode batch of the drawn count; else an edge of GenLimits::decode_batch_edges
+  AroundDraw around;    // GenLimits::around only
 };
 
 constexpr double kLowerBounds[] = {-5.0, -1.0};
@@ -103,7 +104,8 @@ rc::Gen<Draw> gen_draw(const Allowed& a, const Needs& n) {
       set(&Draw::padding_pattern, rc::gen::map(gen_bool(25), [](bool plain) { return !plain; })),
       set(&Draw::data, gen_weighted_index(data_weights(n.adversarial))),
       set(&Draw::long_length, gen_uniform(std::max<i64>(most / 2, 1), most, 1)), set(&Draw::data_seed, gen_seed()),
-      set(&Draw::decode_edge, gen_often_zero(50, 3 * std::max<i64>(1, static_cast<i64>(a.limits.decode_batch_edges.size())))));
+      set(&Draw::decode_edge, gen_often_zero(50, 3 * std::max<i64>(1, static_cast<i64>(a.limits.decode_batch_edges.size())))),
+      set(&Draw::around, gen_around_draw(a.limits)));
 }
 
 // The work budget, in units of one state's elements (HV x K x V): a token costs 1 (the recurrence
@@ -239,7 +241,9 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   if (d.explicit_scale && a.explicit_scale) o.scale = kExplicitScale;
   set_gate_options(s, d, a, n);
 
+  if (a.limits.around) heads_around(s, d.around, *a.limits.around, n);
   set_lengths(s, d, a, n);
+  if (a.limits.around) keep_call(c, d.around, *a.limits.around, n);
   const bool aligned = a.profile.enforces(Rule::state_pool_alignment);
   const bool past_int32 = a.limits.pool_past_int32;
   if (s.state == StateSource::pool) place_pool(s, d.pool, aligned, !a.strided, past_int32);
@@ -254,6 +258,7 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   c.gates = static_cast<GateMix>(d.gates);
   c.padding_pattern = d.padding_pattern;
   c.data_seed = d.data_seed;
+  if (a.limits.around) keep_call_layout(c, *a.limits.around);
   return c;
 }
 

@@ -81,6 +81,27 @@ bool feasible(const Allowed& allowed, const Needs& needs);
 // varlen prefill (cu_seqlens) where the kernel takes it, else a pool (state indices); nullopt: neither.
 std::optional<Needs> metadata_call(const Allowed& allowed, int sequences);
 
+// ---- cases around an imported call (gen_around.cpp; GenLimits::around) ----
+
+// The sizes drawn around the call: sequence lengths (one per sequence, up to twice the call's count),
+// how many of them, and the query heads; each shrinks towards the call's value.
+struct AroundDraw {
+  std::vector<i64> lengths;
+  i64 sequences = 0, heads = 0;
+};
+rc::Gen<AroundDraw> gen_around_draw(const GenLimits& limits);  // just(AroundDraw{}) without a call
+// The Allowed lists narrowed to the call's choices (an empty list: the kernel cannot take the call).
+void narrow_to_call(Allowed& allowed, const CaseSpec& call);
+// The limits widened to afford the call (twice its sequences and tokens, its heads) and its head dims and
+// GVA ratio as the only ones; the limits unchanged without a call.
+GenLimits limits_around(const GenLimits& limits);
+// A case assembled from the ordinary draws made to keep the call's choices and take the around draw's
+// sizes: heads_around before the lengths are set (the budget depends on the heads), keep_call after them
+// (before the pool is placed), keep_call_layout last.
+void heads_around(ProblemSpec& spec, const AroundDraw& draw, const CaseSpec& call, const Needs& needs);
+void keep_call(CaseSpec& spec, const AroundDraw& draw, const CaseSpec& call, const Needs& needs);
+void keep_call_layout(CaseSpec& spec, const CaseSpec& call);
+
 // ---- the case generator (gen_valid.cpp) ----
 
 rc::Gen<CaseSpec> gen_case(const Allowed& allowed, const Needs& needs);

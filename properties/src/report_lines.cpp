@@ -8,11 +8,13 @@
 
 namespace kda::props {
 
-std::string replay_command(const PropertyReport& report, const std::string& kernel, Scale scale) {
+std::string replay_command(const PropertyReport& report, const std::string& kernel, Scale scale,
+                           const std::string& around) {
   if (report.replay.empty()) return {};
   return "kda-oracle check --kernel " + shell_quote(kernel) +
-         (scale == Scale::small ? "" : " --scale " + std::string(name_of(scale))) + " --properties " +
-         report.property + " --replay " + shell_quote(report.replay);
+         (scale == Scale::small ? "" : " --scale " + std::string(name_of(scale))) +
+         (around.empty() ? "" : " --around " + shell_quote(around)) + " --properties " + report.property +
+         " --replay " + shell_quote(report.replay);
 }
 
 namespace {

@@ -196,7 +196,8 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
 
 constexpr int kNameWidth = 24;  // the longest property name and two spaces
 
-void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel, Scale scale) {
+void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel, Scale scale,
+                   const std::string& around) {
   os << std::left << std::setw(kNameWidth) << "property" << std::right << std::setw(8) << "cases" << std::setw(8) << "passed"
      << std::setw(8) << "failed" << std::setw(10) << "seconds" << '\n';
   for (const auto& r : reports) {
@@ -211,7 +212,7 @@ void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports,
   for (const auto& r : reports) {
     if (!r.failure.empty()) {
       os << "\nFAILED " << r.property << " (seed " << r.seed << ")\n" << r.failure << '\n';
-      if (!r.replay.empty()) os << "replay: " << replay_command(r, kernel, scale) << '\n';
+      if (!r.replay.empty()) os << "replay: " << replay_command(r, kernel, scale, around) << '\n';
     }
     for (const auto& c : r.missing_categories)
       os << "\nFAILED " << r.property << ": no case in category '" << c << "' in " << r.cases << " cases\n";

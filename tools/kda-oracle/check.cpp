@@ -8,6 +8,7 @@
 
 #include "check_results.hpp"
 #include "commands.hpp"
+#include "kda/golden/call_import.hpp"
 #include "kda/golden/case_io.hpp"
 #include "kda/properties/comparison.hpp"
 #include "kda/properties/runner.hpp"
@@ -32,6 +33,7 @@ struct CheckArgs {
   double timeout = 60;  // seconds per exec adapter request
   std::string results;  // --results: the JSON results file; empty: none
   std::map<std::string, std::filesystem::path> saved;  // property -> its saved failing case
+  std::string around;   // a call file (JSON): cases are drawn around it (props::GenLimits::around)
 };
 
 // The kernel's outputs on a case, from running it once more on a copy (the property's own run is gone
@@ -63,6 +65,16 @@ void save_case(CheckArgs& args, Kernel& kernel, const std::string& property, con
   file.close();
   args.saved[property] = path;
   std::cout << "saved the failing case of " << property << " to " << path.string() << '\n';
+}
+// The seed of cases drawn around a recorded call; the call must be valid (an invalid one seeds nothing).
+std::shared_ptr<const props::CaseSpec> around_seed(const std::string& path, std::string& note) {
+  const golden::ImportedCall call = golden::import_call(path, std::nullopt, profile_strict(), true);
+  if (call.violation)
+    throw std::invalid_argument("--around " + path + ": the call breaks " + std::string(name_of(call.violation->rule)) +
+                                " (" + call.violation->message + "); only a valid call seeds cases");
+  auto seed = std::make_shared<const props::CaseSpec>(props::seed_spec(call.problem, &note));
+  note = call.entry + ", " + seed->describe() + "; " + note;
+  return seed;
 }
 }  // namespace
 
@@ -99,6 +111,11 @@ Command add_check(CLI::App& app) {
   sub->add_option("--results", args->results,
                   "write the results as JSON to this file (schema kda-oracle/check-results), also when "
                   "properties fail");
+  sub->add_option("--around", args->around,
+                  "draw every case around this recorded call (docs/golden.md): its entry's options, dtypes, layouts and "
+                  "state source kept, the data redrawn, sequence lengths, batch and heads varied, failures shrinking "
+                  "towards the call's own geometry")
+      ->check(CLI::ExistingFile);
   sub->add_flag("--list", args->list, "list the properties and kernels (Markdown tables), then exit");
   return {sub, [args] {
             if (args->list) {
@@ -117,6 +134,8 @@ Command add_check(CLI::App& app) {
             const props::Scale scale = props::parse_scale(args->scale);
             props::CheckContext context{*kut.kernel, *kut.model, props::limits_for(scale)};
             context.policy.compute_roundoff = kut.compute_roundoff;
+            std::string around_note;
+            if (!args->around.empty()) context.limits.around = around_seed(args->around, around_note);
             args->run.progress = PropertyProgressLine();
             if (!args->save_failures.empty())
               // A plain pointer: the callback is a member of *args (a copy of the shared_ptr was a cycle, leaked).
@@ -127,18 +146,20 @@ Command add_check(CLI::App& app) {
             std::cout << "kda-oracle check --kernel " << props::shell_quote(args->kernel) << " --seed " << seed
                       << " --cases " << args->run.cases;
             if (scale != props::Scale::small) std::cout << " --scale " << args->scale;
+            if (!args->around.empty()) std::cout << " --around " << props::shell_quote(args->around);
             if (shard)
               std::cout << " --shard " << shard->index << '/' << shard->count << " (shard seed " << args->run.seed
                         << ')';
-            std::cout << " (precision model " << precision_model_name(*kut.model) << ")\n";
+            std::cout << " (precision model " << registry::precision_model_name(kut) << ")\n";
+            if (!around_note.empty()) std::cout << "cases around the call: " << around_note << '\n';
             const auto reports = props::run_properties(context, args->run);
-            props::print_reports(std::cout, reports, args->kernel, scale);
+            props::print_reports(std::cout, reports, args->kernel, scale, args->around);
             if (args->coverage) props::print_coverage(std::cout, reports);
             if (!args->results.empty()) {
               const CheckRun run{args->kernel, kut.kernel->name(), scale, seed, args->run.cases, shard,
-                                 precision_model_name(*kut.model), started,
+                                 registry::precision_model_name(kut), started,
                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                                 args->saved};
+                                 args->saved, args->around};
               write_check_results(args->results, run, reports);
               std::cout << "results written to " << args->results << '\n';
             }

@@ -45,7 +45,7 @@ json property_entry(const std::filesystem::path& file, const CheckRun& run, cons
   if (!skipped && !r.ok()) {
     const auto saved = run.case_files.find(r.property);
     entry["failure"] = {{"diagnosis", props::diagnosis(r)},
-                        {"replay", null_or(props::replay_command(r, run.kernel, run.scale))},
+                        {"replay", null_or(props::replay_command(r, run.kernel, run.scale, run.around))},
                         {"case_file", saved == run.case_files.end() ? json(nullptr)
                                                                      : json(relative_to_results(file, saved->second))},
                         {"plot", nullptr}};
@@ -54,8 +54,6 @@ json property_entry(const std::filesystem::path& file, const CheckRun& run, cons
 }
 
 }  // namespace
-
-std::string precision_model_name(const Kernel& model) { return model.name(); }
 
 void write_check_results(const std::filesystem::path& file, const CheckRun& run,
                          const std::vector<props::PropertyReport>& reports) {

@@ -23,14 +23,12 @@ struct CheckRun {
   std::uint64_t seed = 1;       // --seed as given (a shard's seed derives from it)
   int cases = 100;              // --cases
   std::optional<props::Shard> shard;
-  std::string precision_model;  // precision_model_name()
+  std::string precision_model;  // registry::precision_model_name()
   std::chrono::system_clock::time_point started;
   double seconds = 0;
   std::map<std::string, std::filesystem::path> case_files;  // property -> its saved failing case
+  std::string around;           // --around: the call file the cases were drawn around, or empty
 };
-
-// The name of the model that judged the kernel's outputs.
-std::string precision_model_name(const Kernel& model);
 
 // Writes the results as JSON to `file`, atomically: a temporary file next to it, renamed over it.
 // Throws std::runtime_error naming the file when it cannot be written.

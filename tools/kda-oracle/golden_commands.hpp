@@ -7,5 +7,6 @@ namespace kda::cli {
 Command add_golden_generate(CLI::App& golden);
 Command add_golden_verify(CLI::App& golden);
 Command add_golden_inspect(CLI::App& golden);
+Command add_golden_import(CLI::App& golden);
 
 }  // namespace kda::cli

@@ -95,6 +95,8 @@ class File {
   static File create(const std::filesystem::path& path, const Metadata& metadata = {});
   // Opens a file read-only; checks the schema name and version.
   static File open(const std::filesystem::path& path);
+  // Opens an existing file to add cases to it (its schema checked as by open).
+  static File append(const std::filesystem::path& path);
 
   File(File&& other) noexcept;
   File& operator=(File&& other) noexcept;
@@ -118,6 +120,7 @@ class File {
   void close();  // flushes and closes; throws std::runtime_error when HDF5 cannot
 
  private:
+  static File open(const std::filesystem::path& path, bool writable);
   File(std::int64_t id, std::filesystem::path path, bool writable, Metadata metadata);
 
   std::int64_t id_ = -1;  // the HDF5 file id (hid_t)

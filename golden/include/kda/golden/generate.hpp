@@ -25,6 +25,8 @@ inline constexpr std::string_view kToleranceModel = "max(ref-fp32, ref-fp32-chun
 Case golden_case(const Suite& suite, const SuiteCase& c);
 // A contract case: the problem, the rule and message it must be rejected with, its profile.
 Case golden_case(const Suite& suite, const ContractCase& c);
+// The tolerance of a valid problem with fp64 expected outputs (kToleranceModel; `name` for errors).
+Tolerance golden_tolerance(const Problem& p, const ReferenceOutputs& expected, const std::string& name);
 
 struct GenerateOptions {
   unsigned threads = 0;  // cases computed at once; 0: one per hardware thread

@@ -6,6 +6,8 @@
 #include <rapidcheck.h>
 
 #include <iosfwd>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,7 +42,17 @@ struct GenLimits {
   // without states, or 8 sequences with dense initial and final states; K = V = 128, HV = 4 affords
   // 16 tokens, or two state tensors. Raise it for slower, larger cases.
   std::int64_t max_work = std::int64_t{1} << 20;
+  // Set: every case is drawn around this call (an imported one, seed_spec()): its mode, options, dtypes,
+  // head dims, GVA ratio, state source and outputs, layouts and pool padding kept, the data redrawn, the
+  // sequence lengths, batch and heads varied (at most twice the call's sequences, at most its heads),
+  // shrinking towards the call's own geometry. Kernel needs a property imposes still win.
+  std::shared_ptr<const CaseSpec> around;
 };
+
+// A call as the seed of GenLimits::around: its geometry, options, dtypes and state source, and the
+// InputLayout nearest to its q's and o's strides (`note` says when the strides matched none exactly).
+// Throws std::invalid_argument for a call that is not rank-4 [B,T,H,K] activations.
+CaseSpec seed_spec(const Problem& call, std::string* note = nullptr);
 
 // How large `kda-oracle check` draws its cases:
 //   small      GenLimits{}: quick cases that reach every edge of the contract (the default);

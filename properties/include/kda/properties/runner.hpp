@@ -66,13 +66,16 @@ std::vector<PropertyReport> run_properties(CheckContext& context, const RunOptio
 // property | cases | passed | failed | seconds ("skipped: <why>" instead for a skipped one), then each failure with the command that replays
 // exactly its shrunk case (`kernel` is the --kernel argument that names the kernel under test; `scale` the
 // scale whose limits drew the cases, named in the command unless small).
+// `around`: the call file the cases were drawn around (check --around), named in the command too.
 void print_reports(std::ostream& os, const std::vector<PropertyReport>& reports, const std::string& kernel = "NAME",
-                   Scale scale = Scale::small);
+                   Scale scale = Scale::small, const std::string& around = "");
 void print_coverage(std::ostream& os, const std::vector<PropertyReport>& reports);
 
 // The command line that replays a failed property's shrunk case, as print_reports prints it; empty when the
-// failure has no replay string (a property that gave up, a missed coverage category).
-std::string replay_command(const PropertyReport& report, const std::string& kernel, Scale scale = Scale::small);
+// failure has no replay string (a property that gave up, a missed coverage category). `around` as for
+// print_reports.
+std::string replay_command(const PropertyReport& report, const std::string& kernel, Scale scale = Scale::small,
+                           const std::string& around = "");
 // A failed property in one line: the first line of its message (for a mismatch, the worst tensor with
 // its worst element; the assertion, for one without a message: "gave up: RC_PRE(...)"), or the coverage
 // category it missed; empty for a property that did not fail.
