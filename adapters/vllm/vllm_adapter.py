@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""An exec adapter for kda-oracle that runs vLLM 0.33's Triton KDA kernels (Kimi-K3, NVIDIA path).
+
+One code path per process, chosen with --entry (vllm/models/kimi_k3/nvidia/ops/third_party/kda/):
+  decode      fused_recurrent.fused_recurrent_kda_fwd with a 1-D ssm_state_indices: one token per
+              sequence, a [slots, H, V, K] state pool updated in place
+  verify      the same function with an [N, L] ssm_state_indices and num_accepted_tokens: speculative
+              verify in the index-table form, the pool updated in place
+  chunk       chunk.chunk_kda: prefill from dense [N, H, V, K] initial states, gate and beta precomputed
+  chunk-gate  chunk.chunk_kda_with_fused_gate: prefill with the gate and the beta sigmoid in the kernel
+              (the path vLLM's KimiK3 layer serves prefills with)
+
+    kda-oracle check --kernel exec:"python3 adapters/vllm/vllm_adapter.py --entry decode"
+
+The call mapping (what vLLM's engine does before these calls):
+- vLLM reserves pool slot 0: its kernel treats every index <= 0 as a padding row (zero output, nothing
+  read or written). The adapter hands it a copy of the pool one slot later, between a reserved slot 0
+  and a slot after the end, and every index + 1 (so -1, the oracle's padding, becomes 0). Both extra
+  slots hold 0xFF bytes (NaN), are checked after the call, and the pool's slots are copied back.
+- Calls without cu_seqlens (N rows of T tokens) are packed into one row with cu_seqlens = [0, T, 2T, ..].
+- Activations go in as contiguous copies (the kernels assert compact heads), outputs come back through
+  fresh tensors copied into the case's views; cu_seqlens and the index table go in as the views they are.
+- chunk without an initial state gets zeros (vLLM gathers zero states for fresh sequences).
+
+vLLM's own checks are bare asserts: an AssertionError is answered with the assert's source text (the
+first false clause of an `a and b` assert), which REJECTIONS maps to rules (profiles.cpp, vllm_*).
+
+Only the modules these kernels need are loaded, from .carry/python (scripts/pack-vllm.sh) or $VLLM_ROOT:
+vllm/__init__.py would import the whole engine, so `vllm` and its subpackages are empty stub packages
+over the wheel's folders, and the few vLLM helpers they import (current_platform, triton_utils,
+gpu_sync_debug, torch_utils) are replaced by stand-ins with the same behaviour on one CUDA device.
+"""
+import contextlib
+import importlib
+import os
+import sys
+import traceback
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+from kda_adapter import Entry, fla_options, main  # noqa: E402
+
+KDA = "vllm.models.kimi_k3.nvidia.ops.third_party.kda"
+GUARD_BYTE = 0xFF
+
+# vLLM's bare asserts and raises (fused_recurrent.py fused_recurrent_kda_fwd; chunk.py; the FLA copies in
+# vllm/third_party/flash_linear_attention/ops) -> rules. An assert is described by its source clause.
+REJECTIONS = [
+    (r"^AssertionError: assert B == 1$", "varlen_batch_one"),
+    (r"^AssertionError: Only batch size 1 is supported when cu_seqlens are provided", "varlen_batch_one"),
+    (r"^AssertionError: assert k\.shape == q\.shape$", "qk_same_shape"),
+    (r"^AssertionError: assert v\.shape == \(B, T, H, V\)$", "v_shape"),
+    (r"^AssertionError: assert g\.shape == \(B, T, H, K\)$", "g_shape"),
+    (r"^AssertionError: assert beta\.shape == \(B, T, H\)$", "beta_shape"),
+    (r"^ValueError: Expected raw_beta shape \(\d+, \d+, \d+\), got", "beta_shape"),
+    (r"^AssertionError: assert out\.shape == v\.shape$", "o_shape"),
+    (r"^AssertionError: assert initial_state\.shape\[1:\] == \(H, V, K\)$", "state_pool_shape"),
+    (r"^AssertionError: assert initial_state\.stride\(\)\[1:\] == \(V \* K, K, 1\)$", "state_pool_inner_strides"),
+    (r"^AssertionError: assert ssm_state_indices\.ndim in \(1, 2\)$", "state_indices_shape"),
+    (r"^AssertionError: assert T == N$", "decode_one_token"),
+    (r"^AssertionError: assert A_log is not None$", "softplus_needs_A_log"),
+    (r"^AttributeError: 'NoneType' object has no attribute 'reshape'", "softplus_needs_A_log"),  # chunk-gate: A_log None
+    (r"^AssertionError: current kernel does not support head dimension larger than 256", "key_head_dim_max"),
+    (r"^EntryError: vLLM's KDA stores states \[V, K\]", "state_layout"),
+    (r"^EntryError: the \S+ entry takes", "state_source_supported"),
+]
+
+
+def assert_clause(error):
+    """An AssertionError without a message, worded as its assert's source: the first clause of a
+    top-level `and` that is false in the failing frame (all of it when that cannot be told)."""
+    frame = None
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        pass
+    entry = traceback.extract_tb(error.__traceback__)[-1]
+    line = (entry.line or "").strip()
+    if not line.startswith("assert "):
+        return error
+    clauses = [c.strip() for c in line[len("assert "):].split(" and ")]
+    for clause in clauses:
+        try:
+            if not eval(clause, frame.f_globals, frame.f_locals):  # noqa: S307 (vLLM's own source line)
+                return AssertionError(f"assert {clause}")
+        except Exception:
+            break
+    return AssertionError(line)
+
+
+def worded(call):
+    """call() with a bare AssertionError re-raised as assert_clause's wording."""
+    try:
+        return call()
+    except AssertionError as error:
+        if str(error):
+            raise
+        raise assert_clause(error) from None
+
+
+def state_layout_vk(case):
+    layout = case.attrs["state_layout"]
+    layout = layout.decode() if isinstance(layout, bytes) else str(layout)
+    return None if layout == "VK" else "vLLM's KDA stores states [V, K] only"
+
+
+def form(entry, taken, has_it):
+    def accepts(case):
+        if not has_it(case):
+            return f"the {entry} entry takes {taken} only"
+        return state_layout_vk(case)
+    return accepts
+
+
+def packed(case, name):
+    """A [B, T, ...] activation as one contiguous [1, B*T, ...] row."""
+    x = case.view(name)
+    return x.reshape(1, x.shape[0] * x.shape[1], *x.shape[2:]).contiguous()
+
+
+def sequences(case):
+    """cu_seqlens as the view it is, or [0, T, 2T, ..] for a call of B rows of T tokens."""
+    if case.has("cu_seqlens"):
+        return case.view("cu_seqlens")
+    B, T = case.view("q").shape[:2]
+    torch = case.torch
+    return torch.arange(0, (B + 1) * T, T, dtype=torch.int32, device=case.view("q").device)
+
+
+class ShiftedPool:
+    """The case's pool one slot later in a tensor of slots + 2 with the same inner strides: slot 0
+    (vLLM's reserved padding slot) and the slot after the last hold guard bytes, checked after the call."""
+
+    def __init__(self, case):
+        torch = case.torch
+        self.pool = case.view("state_pool")
+        slots, inner = self.pool.shape[0], tuple(self.pool.shape[1:])
+        compact = 1
+        for size in inner:
+            compact *= size
+        stride0 = max(self.pool.stride(0), compact)
+        self.tensor = torch.empty_strided((slots + 2,) + inner, (stride0,) + tuple(self.pool.stride()[1:]),
+                                          dtype=self.pool.dtype, device=self.pool.device)
+        self.tensor.view(torch.uint8 if self.pool.element_size() == 1 else self._bits(torch)).fill_(-1)
+        self.tensor[1:slots + 1].copy_(self.pool)
+        self.guards = [(i, self.tensor[i].clone()) for i in (0, slots + 1)]
+
+    def _bits(self, torch):
+        return {2: torch.int16, 4: torch.int32, 8: torch.int64}[self.pool.element_size()]
+
+    def finish(self, torch):
+        for i, before in self.guards:
+            if not torch.equal(self.tensor[i].view(self._bits(torch)), before.view(self._bits(torch))):
+                where = "the reserved slot 0 (before the pool)" if i == 0 else "the slot after the pool's last"
+                raise RuntimeError(f"vLLM changed bytes outside buffer 'state_pool': {where}")
+        self.pool.copy_(self.tensor[1:self.pool.shape[0] + 1])
+
+
+def shifted_indices(case, name):
+    """An index tensor + 1 (vLLM's slot numbering), with the view's shape and strides (gaps: 0, padding)."""
+    torch = case.torch
+    table = case.view(name)
+    out = torch.empty_strided(table.shape, table.stride(), dtype=table.dtype, device=table.device)
+    torch.as_strided(out, (out.untyped_storage().nbytes() // out.element_size(),), (1,), 0).zero_()
+    out.copy_(table + 1)
+    return out
+
+
+def run_recurrent(case, vllm, **extra):
+    torch = case.torch
+    opts = fla_options(case)
+    gate = opts["use_gate_in_kernel"]
+    pool = ShiftedPool(case)
+    q, o = packed(case, "q"), case.view("o")
+    out = torch.empty((1, o.shape[0] * o.shape[1]) + tuple(o.shape[2:]), dtype=o.dtype, device=q.device)
+    contiguous = (lambda x: None if x is None else x.contiguous())
+    worded(lambda: vllm.fused_recurrent_kda_fwd(
+        q, packed(case, "k"), packed(case, "v"), packed(case, "g"), packed(case, "beta"), scale=opts["scale"],
+        initial_state=pool.tensor, inplace_final_state=True, cu_seqlens=sequences(case),
+        ssm_state_indices=shifted_indices(case, "state_indices"), use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"],
+        A_log=contiguous(opts["A_log"]) if gate else None, dt_bias=contiguous(opts["dt_bias"]) if gate else None,
+        lower_bound=opts["lower_bound"], use_gate_in_kernel=gate,
+        use_beta_sigmoid_in_kernel=opts["use_beta_sigmoid_in_kernel"], out=out, **extra))
+    pool.finish(torch)
+    o.copy_(out.reshape(o.shape))
+
+
+def run_decode(case, vllm):
+    run_recurrent(case, vllm)
+
+
+def run_verify(case, vllm):
+    """num_accepted_tokens as a contiguous copy (the kernel reads it without a stride)."""
+    run_recurrent(case, vllm, num_accepted_tokens=case.view("num_accepted").contiguous())
+
+
+def chunk_common(case):
+    torch = case.torch
+    q = case.view("q")
+    if case.has("initial_state"):
+        initial = case.view("initial_state")
+    else:
+        n = case.view("cu_seqlens").shape[0] - 1 if case.has("cu_seqlens") else q.shape[0]
+        v = case.view("v")
+        initial = torch.zeros((n, v.shape[2], v.shape[3], q.shape[3]), dtype=torch.float32, device=q.device)
+    return initial
+
+
+def finish_chunk(case, o, final):
+    case.view("o").copy_(o)
+    if case.has("final_state"):
+        case.view("final_state").copy_(final)
+
+
+def run_chunk(case, vllm):
+    opts = fla_options(case)
+    o, final = worded(lambda: vllm.chunk_kda(
+        case.view("q"), case.view("k"), case.view("v"), case.view("g"), case.view("beta"), scale=opts["scale"],
+        initial_state=chunk_common(case), output_final_state=case.has("final_state"),
+        use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"], cu_seqlens=opts["cu_seqlens"]))
+    finish_chunk(case, o, final)
+
+
+def run_chunk_gate(case, vllm):
+    opts = fla_options(case)
+    o, final = worded(lambda: vllm.chunk_kda_with_fused_gate(
+        case.view("q"), case.view("k"), case.view("v"), case.view("g"), case.view("beta"), opts["A_log"],
+        opts["dt_bias"], scale=opts["scale"], initial_state=chunk_common(case),
+        output_final_state=case.has("final_state"), lower_bound=opts["lower_bound"],
+        use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"], cu_seqlens=opts["cu_seqlens"]))
+    finish_chunk(case, o, final)
+
+
+def chunk_arithmetic(args):
+    """The chunked path keeps w, u, kg and Aqk in the input dtype; with f32 inputs its tl.dot runs as TF32."""
+    return {"bf16": "bf16-operands", "f16": "f16-operands"}.get(args.dtype, "tf32")
+
+
+POOL = dict(layouts="VK", state_dtypes="f32,bf16", chunk_states=0, token_states=0)
+DENSE = dict(modes="prefill", layouts="VK", state_sources="none,dense", state_dtypes="f32", chunk_states=0,
+             token_states=0, chunk_sizes=64)
+ENTRIES = [
+    Entry("decode", "vllm_fused_recurrent", dict(modes="decode", state_sources="pool", **POOL), run_decode,
+          REJECTIONS, accepts=form("decode", "a state pool with one index per sequence",
+                                   lambda c: c.has("state_pool") and not c.has("num_accepted") and not c.has("scratch_states"))),
+    Entry("verify", "vllm_fused_recurrent_verify", dict(modes="verify", state_sources="table", **POOL), run_verify,
+          REJECTIONS, accepts=form("verify", "an [N, L] index table with accepted counts", lambda c: c.has("num_accepted"))),
+    Entry("chunk", "vllm_chunk", dict(DENSE, gate_in_kernel=0, beta_from_logits=0), run_chunk, REJECTIONS,
+          arithmetic=chunk_arithmetic, accepts=form("chunk", "dense or no initial states", lambda c: not c.has("state_pool"))),
+    Entry("chunk-gate", "vllm_chunk_fused_gate", dict(DENSE, gate_in_kernel=1, beta_from_logits=1), run_chunk_gate,
+          REJECTIONS, arithmetic=chunk_arithmetic,
+          accepts=form("chunk-gate", "dense or no initial states", lambda c: not c.has("state_pool"))),
+]
+
+
+def stub(name, **attrs):
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    sys.modules[name] = module
+    return module
+
+
+def load_vllm(root, interpret):
+    """vLLM's KDA modules from `root` (a folder holding vllm/) without running vllm/__init__.py."""
+    import torch
+    import triton
+    import triton.language as tl
+    import triton.language.extra.libdevice as tldevice
+
+    for package in ("vllm", "vllm.utils", "vllm.third_party", "vllm.third_party.flash_linear_attention",
+                    "vllm.third_party.flash_linear_attention.ops", "vllm.models", "vllm.models.kimi_k3",
+                    "vllm.models.kimi_k3.nvidia", "vllm.models.kimi_k3.nvidia.ops",
+                    "vllm.models.kimi_k3.nvidia.ops.third_party"):
+        stub(package, __path__=[os.path.join(root, *package.split("."))])
+
+    class Platform:  # vllm/platforms/cuda.py's answers for one CUDA device (the interpreter: none)
+        @staticmethod
+        def is_cuda():
+            return torch.cuda.is_available() and not interpret
+
+        is_cuda_alike = is_cuda
+
+        @staticmethod
+        def has_device_capability(capability, device_id=0):
+            major, minor = torch.cuda.get_device_capability(device_id) if Platform.is_cuda() else (0, 0)
+            return major * 10 + minor >= (capability if isinstance(capability, int) else capability[0] * 10 + capability[1])
+
+        @staticmethod
+        def is_arch_support_pdl():
+            return Platform.is_cuda() and torch.cuda.get_device_capability()[0] >= 9
+
+    stub("vllm.platforms", current_platform=Platform())
+    stub("vllm.triton_utils", triton=triton, tl=tl, tldevice=tldevice, HAS_TRITON=True)
+    stub("vllm.utils.gpu_sync_debug", gpu_sync_allowed=contextlib.nullcontext)
+    stub("vllm.utils.torch_utils", async_tensor_h2d=lambda data, device=None, dtype=None, out=None:
+         torch.as_tensor(data, dtype=dtype, device=device))
+    return importlib.import_module(KDA)
+
+
+def load(args):
+    root = os.environ.get("VLLM_ROOT") or os.path.join(os.path.dirname(os.path.dirname(HERE)), ".carry", "python")
+    if not os.path.isdir(os.path.join(root, "vllm")):
+        raise SystemExit(f"vllm_adapter: no vllm/ under {root} (run scripts/pack-vllm.sh or set VLLM_ROOT)")
+    return load_vllm(root, args.interpret)
+
+
+if __name__ == "__main__":
+    main(ENTRIES, load, __doc__.split("\n")[0], library="vllm", dtype="bf16", head_dims="64,128")
