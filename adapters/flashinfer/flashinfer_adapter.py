@@ -12,7 +12,7 @@ which forwards to flashinfer/kda_kernels/recurrent_kda.py run_recurrent_kda):
 
 These are FlashInfer's only KDA paths that run on sm_90: its prefill backends (Cake, CuTe DSL BT16 and
 small-BH, TIRx, PTX, cuDNN) and its frozen decode need SM100/SM103 or SM120. The CuTe DSL runtime
-(nvidia-cutlass-dsl 4.8, a 92 MiB wheel) does not fit what reaches the GPU machine here
+(nvidia-cutlass-dsl-libs-cu13 4.8.0, an 87.7 MiB wheel) does not fit what reaches the GPU machine here
 (conformance/plan/flashinfer.json, not_run): the adapter is written, tested on the CPU for its
 mapping, and not yet run.
 
@@ -99,7 +99,9 @@ ENTRIES = [
 
 
 def load(args):
-    """flashinfer.kda from the carried package (scripts/pack-flashinfer.sh) or an installed one."""
+    """flashinfer.kda from .carry/python (scripts/pack-flashinfer.sh: the modules it imports, without
+    flashinfer/__init__.py, which would import the whole library: flashinfer is then a namespace
+    package) or an installed flashinfer."""
     carried = os.path.join(os.path.dirname(os.path.dirname(HERE)), ".carry", "python")
     if os.path.isdir(os.path.join(carried, "flashinfer")):
         sys.path.insert(0, carried)
