@@ -18,6 +18,8 @@ The call mapping (what vLLM's engine does before these calls):
   and a slot after the end, and every index + 1 (so -1, the oracle's padding, becomes 0). Both extra
   slots hold 0xFF bytes (NaN), are checked after the call, and the pool's slots are copied back.
 - Calls without cu_seqlens (N rows of T tokens) are packed into one row with cu_seqlens = [0, T, 2T, ..].
+- The recurrent kernel takes HV == H only (its shapes come from q's H): a grouped call (HV a multiple
+  of H) gets q and k with each head repeated for its value heads, the same arithmetic per value head.
 - Activations go in as contiguous copies (the kernels assert compact heads), outputs come back through
   fresh tensors copied into the case's views; cu_seqlens and the index table go in as the views they are.
 - chunk without an initial state gets zeros (vLLM gathers zero states for fresh sequences).
@@ -112,8 +114,12 @@ def form(entry, taken, has_it):
 
 
 def packed(case, name):
-    """A [B, T, ...] activation as one contiguous [1, B*T, ...] row."""
+    """A [B, T, ...] activation as one contiguous [1, B*T, ...] row; q and k of a grouped call (HV a
+    multiple of H) with each head repeated for its HV / H value heads."""
     x = case.view(name)
+    H, HV = case.view("q").shape[2], case.view("v").shape[2]
+    if name in ("q", "k") and HV > H and HV % H == 0:
+        x = x.repeat_interleave(HV // H, dim=2)
     return x.reshape(1, x.shape[0] * x.shape[1], *x.shape[2:]).contiguous()
 
 
@@ -140,7 +146,7 @@ class ShiftedPool:
         stride0 = max(self.pool.stride(0), compact)
         self.tensor = torch.empty_strided((slots + 2,) + inner, (stride0,) + tuple(self.pool.stride()[1:]),
                                           dtype=self.pool.dtype, device=self.pool.device)
-        self.tensor.view(torch.uint8 if self.pool.element_size() == 1 else self._bits(torch)).fill_(-1)
+        self.tensor.view(self._bits(torch)).fill_(-1)  # every byte 0xFF: NaN
         self.tensor[1:slots + 1].copy_(self.pool)
         self.guards = [(i, self.tensor[i].clone()) for i in (0, slots + 1)]
 
@@ -230,6 +236,15 @@ def run_chunk_gate(case, vllm):
     finish_chunk(case, o, final)
 
 
+def fused_gate_form(case):
+    """chunk_kda_with_fused_gate always applies the gate and the beta sigmoid in the kernel."""
+    a = case.attrs
+    if not (a["gate_in_kernel"] and a["beta_from_logits"]):
+        return ("chunk_kda_with_fused_gate computes the gate and the beta sigmoid in the kernel: it cannot "
+                f"take gate_in_kernel={int(a['gate_in_kernel'])}, beta_from_logits={int(a['beta_from_logits'])}")
+    return form("chunk-gate", "dense or no initial states", lambda c: not c.has("state_pool"))(case)
+
+
 def chunk_arithmetic(args):
     """The chunked path keeps w, u, kg and Aqk in the input dtype; with f32 inputs its tl.dot runs as TF32."""
     return {"bf16": "bf16-operands", "f16": "f16-operands"}.get(args.dtype, "tf32")
@@ -247,8 +262,7 @@ ENTRIES = [
     Entry("chunk", "vllm_chunk", dict(DENSE, gate_in_kernel=0, beta_from_logits=0), run_chunk, REJECTIONS,
           arithmetic=chunk_arithmetic, accepts=form("chunk", "dense or no initial states", lambda c: not c.has("state_pool"))),
     Entry("chunk-gate", "vllm_chunk_fused_gate", dict(DENSE, gate_in_kernel=1, beta_from_logits=1), run_chunk_gate,
-          REJECTIONS, arithmetic=chunk_arithmetic,
-          accepts=form("chunk-gate", "dense or no initial states", lambda c: not c.has("state_pool"))),
+          REJECTIONS, arithmetic=chunk_arithmetic, accepts=fused_gate_form),
 ]
 
 

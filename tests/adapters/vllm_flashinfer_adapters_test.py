@@ -143,6 +143,16 @@ class VllmRejections(unittest.TestCase):
         self.assertEqual(decode.table.rule_for(EntryError(decode.accepts(dense))), "state_source_supported")
         self.assertIsNone(entry(vllm, "chunk").accepts(dense))
 
+    def test_the_fused_gate_entry_refuses_a_precomputed_gate_with_no_rule(self):
+        gate = entry(vllm, "chunk-gate")
+        case = types.SimpleNamespace(attrs={"state_layout": "VK", "gate_in_kernel": 0, "beta_from_logits": 1},
+                                     has=lambda n: False)
+        reason = gate.accepts(case)
+        self.assertIn("gate_in_kernel=0", reason)
+        self.assertIsNone(gate.table.rule_for(EntryError(reason)))
+        case.attrs["gate_in_kernel"] = 1
+        self.assertIsNone(gate.accepts(case))
+
 
 class FlashInferRejections(unittest.TestCase):
     def test_each_message_of_run_recurrent_kda_is_mapped(self):
