@@ -6,6 +6,9 @@ One code path per process, chosen with --entry (vllm/models/kimi_k3/nvidia/ops/t
               sequence, a [slots, H, V, K] state pool updated in place
   verify      the same function with an [N, L] ssm_state_indices and num_accepted_tokens: speculative
               verify in the index-table form, the pool updated in place
+  packed-decode  fused_recurrent.fused_recurrent_kda_packed_decode: the decode vLLM's KimiK3 layer runs
+              on its Triton path, q, k and v packed in one [tokens, 2*H*K + H*V] row, l2norm, gate and
+              beta sigmoid always in the kernel
   chunk       chunk.chunk_kda: prefill from dense [N, H, V, K] initial states, gate and beta precomputed
   chunk-gate  chunk.chunk_kda_with_fused_gate: prefill with the gate and the beta sigmoid in the kernel
               (the path vLLM's KimiK3 layer serves prefills with)
@@ -62,8 +65,16 @@ REJECTIONS = [
     (r"^AssertionError: assert ssm_state_indices\.ndim in \(1, 2\)$", "state_indices_shape"),
     (r"^AssertionError: assert T == N$", "decode_one_token"),
     (r"^AssertionError: assert A_log is not None$", "softplus_needs_A_log"),
-    (r"^AttributeError: 'NoneType' object has no attribute 'reshape'", "softplus_needs_A_log"),  # chunk-gate: A_log None
+    (r"^AttributeError: 'NoneType' object has no attribute '(reshape|ndim)'", "softplus_needs_A_log"),  # A_log None
     (r"^AssertionError: current kernel does not support head dimension larger than 256", "key_head_dim_max"),
+    (r"^ValueError: `raw_g` must have shape \[1, B, H, K\]\.", "g_shape"),
+    (r"^ValueError: Unexpected raw gate shape", "g_shape"),
+    (r"^ValueError: `raw_beta` must have shape \[1, B, H\]\.", "beta_shape"),
+    (r"^ValueError: Unexpected raw beta shape", "beta_shape"),
+    (r"^ValueError: `initial_state` must have shape \[cache, H, V, K\]\.", "state_pool_rank"),
+    (r"^ValueError: `initial_state` must be contiguous within each cache slot\.", "state_pool_inner_strides"),
+    (r"^ValueError: `state_indices` must be one-dimensional\.", "state_indices_shape"),
+    (r"^ValueError: `state_indices` must contain one entry per token\.", "initial_state_count"),
     (r"^EntryError: vLLM's KDA stores states \[V, K\]", "state_layout"),
     (r"^EntryError: the \S+ entry takes", "state_source_supported"),
 ]
@@ -199,6 +210,38 @@ def run_verify(case, vllm):
     run_recurrent(case, vllm, num_accepted_tokens=case.view("num_accepted").contiguous())
 
 
+def packed_decode_form(case):
+    """fused_recurrent_kda_packed_decode always normalises q and k and applies the gate (with dt_bias)
+    and the beta sigmoid in the kernel, one token per sequence."""
+    a = case.attrs
+    flags = {name: int(a[name]) for name in ("l2norm_qk", "gate_in_kernel", "beta_from_logits")}
+    if not all(flags.values()):
+        return ("fused_recurrent_kda_packed_decode normalises q and k and computes the gate and the beta "
+                "sigmoid in the kernel: it cannot take " + ", ".join(f"{k}={v}" for k, v in flags.items()))
+    return form("packed-decode", "a state pool with one index per sequence",
+                lambda c: c.has("state_pool") and not c.has("num_accepted") and not c.has("scratch_states"))(case)
+
+
+def run_packed_decode(case, vllm):
+    """Tokens are the sequences (cu_seqlens, all ones in a valid decode, is not passed); q, k and v
+    concatenated per token into mixed_qkv; a missing dt_bias passed as zeros (vLLM requires one)."""
+    torch = case.torch
+    opts = fla_options(case)
+    q, k, v = (packed(case, n)[0] for n in ("q", "k", "v"))
+    tokens = q.shape[0]
+    mixed = torch.cat([q.reshape(tokens, -1), k.reshape(tokens, -1), v.reshape(tokens, -1)], dim=1)
+    A_log = opts["A_log"].contiguous() if opts["A_log"] is not None else None
+    g = packed(case, "g")
+    dt_bias = (opts["dt_bias"].contiguous() if opts["dt_bias"] is not None
+               else torch.zeros(g.shape[2] * g.shape[3], dtype=torch.float32, device=g.device))
+    pool = ShiftedPool(case)
+    out, _ = worded(lambda: vllm.fused_recurrent_kda_packed_decode(
+        mixed, g, packed(case, "beta"), A_log, dt_bias, opts["lower_bound"], pool.tensor,
+        shifted_indices(case, "state_indices"), scale=opts["scale"]))
+    pool.finish(torch)
+    case.view("o").copy_(out.reshape(case.view("o").shape))
+
+
 def chunk_common(case):
     torch = case.torch
     q = case.view("q")
@@ -259,6 +302,8 @@ ENTRIES = [
                                    lambda c: c.has("state_pool") and not c.has("num_accepted") and not c.has("scratch_states"))),
     Entry("verify", "vllm_fused_recurrent_verify", dict(modes="verify", state_sources="table", **POOL), run_verify,
           REJECTIONS, accepts=form("verify", "an [N, L] index table with accepted counts", lambda c: c.has("num_accepted"))),
+    Entry("packed-decode", "vllm_packed_decode", dict(modes="decode", state_sources="pool", **POOL),
+          run_packed_decode, REJECTIONS, accepts=packed_decode_form),
     Entry("chunk", "vllm_chunk", dict(DENSE, gate_in_kernel=0, beta_from_logits=0), run_chunk, REJECTIONS,
           arithmetic=chunk_arithmetic, accepts=form("chunk", "dense or no initial states", lambda c: not c.has("state_pool"))),
     Entry("chunk-gate", "vllm_chunk_fused_gate", dict(DENSE, gate_in_kernel=1, beta_from_logits=1), run_chunk_gate,

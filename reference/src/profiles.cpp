@@ -297,6 +297,27 @@ Profile vllm_fused_recurrent_verify() {
   return p;
 }
 
+// fused_recurrent_kda_packed_decode (fused_recurrent.py), the decode KimiK3's Triton path runs: q, k, v
+// packed per token in one mixed_qkv row, l2norm, gate (dt_bias required) and beta sigmoid always in the
+// kernel, H, V and K taken from the [slots, H, V, K] pool. Its ValueErrors that name one rule:
+// "`initial_state` must have shape [cache, H, V, K]." (rank), "`initial_state` must be contiguous within
+// each cache slot.", "`state_indices` must be one-dimensional." and "`state_indices` must contain one
+// entry per token." (a count per token: initial_state_count). Its gate, beta and packed-shape messages
+// ("Unexpected raw gate shape ...") compare against the pool's H, V, K, so they stand for several rules
+// and none is promised. Any index <= 0 is a padding row, as in fused_recurrent_kda_fwd.
+Profile vllm_packed_decode() {
+  Profile p;
+  p.name = "vllm_packed_decode";
+  p.describes = "vLLM Kimi-K3 fused_recurrent_kda_packed_decode (vllm/models/kimi_k3/nvidia/ops/third_party/kda/"
+                "fused_recurrent.py)";
+  p.rules = structural({state_pool_rank, state_pool_inner_strides, state_indices_shape, initial_state_count,
+                        state_source_supported, state_layout});
+  p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
 // chunk_kda (chunk.py): prefill from dense [N, H, V, K] states, gate and beta precomputed. Its checks:
 // "Only batch size 1 is supported when cu_seqlens are provided" (chunk_local_cumsum) and "current kernel
 // does not support head dimension larger than 256." (chunk_gated_delta_rule_fwd_h in
@@ -361,6 +382,7 @@ const std::vector<Profile>& registry() {
                                              sglang_dspark_mtp(),
                                              vllm_fused_recurrent(),
                                              vllm_fused_recurrent_verify(),
+                                             vllm_packed_decode(),
                                              vllm_chunk(),
                                              vllm_chunk_fused_gate(),
                                              flashinfer_decode()};

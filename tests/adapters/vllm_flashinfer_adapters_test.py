@@ -154,6 +154,32 @@ class VllmRejections(unittest.TestCase):
         self.assertIsNone(gate.accepts(case))
 
 
+class VllmPackedDecode(unittest.TestCase):
+    def test_its_value_errors_are_mapped(self):
+        table = entry(vllm, "packed-decode").table
+        messages = [
+            (ValueError("`initial_state` must have shape [cache, H, V, K]."), "state_pool_rank"),
+            (ValueError("`initial_state` must be contiguous within each cache slot."), "state_pool_inner_strides"),
+            (ValueError("`state_indices` must be one-dimensional."), "state_indices_shape"),
+            (ValueError("`state_indices` must contain one entry per token."), "initial_state_count"),
+            (ValueError("Unexpected raw gate shape (1, 4, 2, 64)."), "g_shape"),
+            (ValueError("Unexpected raw beta shape (1, 4, 4)."), "beta_shape"),
+            (AttributeError("'NoneType' object has no attribute 'ndim'"), "softplus_needs_A_log"),
+        ]
+        for exception, rule in messages:
+            self.assertEqual(table.rule_for(exception), rule, str(exception))
+        self.assertIsNone(table.rule_for(ValueError("Unexpected packed QKV shape (4, 384).")))
+
+    def test_it_takes_only_calls_with_everything_in_the_kernel(self):
+        packed = entry(vllm, "packed-decode")
+        attrs = {"state_layout": "VK", "l2norm_qk": 1, "gate_in_kernel": 1, "beta_from_logits": 1}
+        case = types.SimpleNamespace(attrs=attrs, has=lambda n: n == "state_pool")
+        self.assertIsNone(packed.accepts(case))
+        attrs["l2norm_qk"] = 0
+        self.assertIn("l2norm_qk=0", packed.accepts(case))
+        self.assertEqual(handshake(vllm, "packed-decode")[0], "vllm_packed_decode")
+
+
 class FlashInferRejections(unittest.TestCase):
     def test_each_message_of_run_recurrent_kda_is_mapped(self):
         table = entry(flashinfer, "verify").table

@@ -137,7 +137,8 @@ TEST(ContractValid, UpstreamShapedProblemsPassTheirProfiles) {
   EXPECT_EQ(rules_of(validate(build(vllm_table), *find_profile("vllm_fused_recurrent_verify"))), "");
   ProblemSpec vllm_pool = pool_spec();
   vllm_pool.HV = vllm_pool.H, vllm_pool.options.state_layout = StateLayout::vk;
-  EXPECT_EQ(rules_of(validate(build(vllm_pool), *find_profile("vllm_fused_recurrent"))), "");
+  for (const char* name : {"vllm_fused_recurrent", "vllm_packed_decode"})
+    EXPECT_EQ(rules_of(validate(build(vllm_pool), *find_profile(name))), "") << name;
   ProblemSpec vllm_dense = dense_spec();
   vllm_dense.options.state_layout = StateLayout::vk;
   for (const char* name : {"vllm_chunk", "vllm_chunk_fused_gate"})
@@ -210,6 +211,7 @@ TEST(ContractProfiles, RegistryNamesEveryProfile) {
                                                "sglang_dspark_mtp",
                                                "vllm_fused_recurrent",
                                                "vllm_fused_recurrent_verify",
+                                               "vllm_packed_decode",
                                                "vllm_chunk",
                                                "vllm_chunk_fused_gate",
                                                "flashinfer_decode"};
