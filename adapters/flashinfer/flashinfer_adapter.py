@@ -49,6 +49,8 @@ def accepts_form(entry, taken, has_it):
     def accepts(case):
         if not has_it(case):
             return f"the {entry} entry takes {taken} only"
+        if case.attrs.get("allow_neg_eigval"):
+            return "FlashInfer's recurrent_kda has no allow_neg_eigval"
         layout = case.attrs["state_layout"]
         layout = layout.decode() if isinstance(layout, bytes) else str(layout)
         return None if layout == "VK" else "FlashInfer's KDA stores states [V, K] only"

@@ -120,6 +120,8 @@ def form(entry, taken, has_it):
     def accepts(case):
         if not has_it(case):
             return f"the {entry} entry takes {taken} only"
+        if case.attrs.get("allow_neg_eigval"):
+            return "vLLM's KDA has no allow_neg_eigval (its beta is sigmoid(b), never 2 * sigmoid(b))"
         return state_layout_vk(case)
     return accepts
 

@@ -142,6 +142,10 @@ class VllmRejections(unittest.TestCase):
         self.assertEqual(decode.table.rule_for(EntryError(decode.accepts(kv_pool))), "state_layout")
         self.assertEqual(decode.table.rule_for(EntryError(decode.accepts(dense))), "state_source_supported")
         self.assertIsNone(entry(vllm, "chunk").accepts(dense))
+        negative = types.SimpleNamespace(attrs={"state_layout": "VK", "allow_neg_eigval": 1}, has=lambda n: False)
+        reason = entry(vllm, "chunk").accepts(negative)
+        self.assertIn("allow_neg_eigval", reason)
+        self.assertIsNone(decode.table.rule_for(EntryError(reason)))
 
     def test_the_fused_gate_entry_refuses_a_precomputed_gate_with_no_rule(self):
         gate = entry(vllm, "chunk-gate")
