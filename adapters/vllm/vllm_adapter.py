@@ -47,7 +47,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from kda_adapter import Entry, fla_options, main  # noqa: E402
 
 KDA = "vllm.models.kimi_k3.nvidia.ops.third_party.kda"
-GUARD_BYTE = 0xFF
 
 # vLLM's bare asserts and raises (fused_recurrent.py fused_recurrent_kda_fwd; chunk.py; the FLA copies in
 # vllm/third_party/flash_linear_attention/ops) -> rules. An assert is described by its source clause.
@@ -126,14 +125,17 @@ def form(entry, taken, has_it):
     return accepts
 
 
-def packed(case, name):
-    """A [B, T, ...] activation as one contiguous [1, B*T, ...] row; q and k of a grouped call (HV a
-    multiple of H) with each head repeated for its HV / H value heads."""
+def packed(case, name, rows=False):
+    """An activation as a contiguous copy: as it is with cu_seqlens (a batch of B != 1 rows goes to
+    vLLM as such), else its B rows of T tokens as one [1, B*T, ...] row (always with rows=True); q and
+    k of a grouped call (HV a multiple of H) with each head repeated for its HV / H value heads."""
     x = case.view(name)
     H, HV = case.view("q").shape[2], case.view("v").shape[2]
     if name in ("q", "k") and HV > H and HV % H == 0:
         x = x.repeat_interleave(HV // H, dim=2)
-    return x.reshape(1, x.shape[0] * x.shape[1], *x.shape[2:]).contiguous()
+    if rows or not case.has("cu_seqlens"):
+        x = x.reshape(1, x.shape[0] * x.shape[1], *x.shape[2:])
+    return x.contiguous()
 
 
 def sequences(case):
@@ -190,7 +192,7 @@ def run_recurrent(case, vllm, **extra):
     gate = opts["use_gate_in_kernel"]
     pool = ShiftedPool(case)
     q, o = packed(case, "q"), case.view("o")
-    out = torch.empty((1, o.shape[0] * o.shape[1]) + tuple(o.shape[2:]), dtype=o.dtype, device=q.device)
+    out = torch.empty(tuple(q.shape[:2]) + tuple(o.shape[2:]), dtype=o.dtype, device=q.device)
     contiguous = (lambda x: None if x is None else x.contiguous())
     worded(lambda: vllm.fused_recurrent_kda_fwd(
         q, packed(case, "k"), packed(case, "v"), packed(case, "g"), packed(case, "beta"), scale=opts["scale"],
@@ -229,16 +231,16 @@ def run_packed_decode(case, vllm):
     concatenated per token into mixed_qkv; a missing dt_bias passed as zeros (vLLM requires one)."""
     torch = case.torch
     opts = fla_options(case)
-    q, k, v = (packed(case, n)[0] for n in ("q", "k", "v"))
+    q, k, v = (packed(case, n, rows=True)[0] for n in ("q", "k", "v"))
     tokens = q.shape[0]
     mixed = torch.cat([q.reshape(tokens, -1), k.reshape(tokens, -1), v.reshape(tokens, -1)], dim=1)
     A_log = opts["A_log"].contiguous() if opts["A_log"] is not None else None
-    g = packed(case, "g")
+    g = packed(case, "g", rows=True)
     dt_bias = (opts["dt_bias"].contiguous() if opts["dt_bias"] is not None
                else torch.zeros(g.shape[2] * g.shape[3], dtype=torch.float32, device=g.device))
     pool = ShiftedPool(case)
     out, _ = worded(lambda: vllm.fused_recurrent_kda_packed_decode(
-        mixed, g, packed(case, "beta"), A_log, dt_bias, opts["lower_bound"], pool.tensor,
+        mixed, g, packed(case, "beta", rows=True), A_log, dt_bias, opts["lower_bound"], pool.tensor,
         shifted_indices(case, "state_indices"), scale=opts["scale"]))
     pool.finish(torch)
     case.view("o").copy_(out.reshape(case.view("o").shape))
