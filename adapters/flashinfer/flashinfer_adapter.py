@@ -39,7 +39,7 @@ REJECTIONS = [
     (r"^TypeError: (A_log|dt_bias) must be float32, got", "gate_params_dtype"),
     (r"^ValueError: lower_bound must be negative", "lower_bound_range"),
     (r"^ValueError: ssm_state_indices must be 2D \[N, \d+\] in spec mode", "state_indices_shape"),
-    (r"^ValueError: ssm_state_indices\.shape\[0\]=\d+ must equal N=\d+", "state_indices_shape"),
+    (r"^ValueError: ssm_state_indices\.shape\[0\]=\d+ must equal N=\d+", "initial_state_count"),
     (r"^EntryError: FlashInfer's KDA stores states \[V, K\]", "state_layout"),
     (r"^EntryError: the \S+ entry takes", "state_source_supported"),
 ]

@@ -197,7 +197,7 @@ class FlashInferRejections(unittest.TestCase):
             (TypeError("dt_bias must be float32, got torch.bfloat16"), "gate_params_dtype"),
             (ValueError("lower_bound must be negative"), "lower_bound_range"),
             (ValueError("ssm_state_indices must be 2D [N, 3] in spec mode, got shape [4]"), "state_indices_shape"),
-            (ValueError("ssm_state_indices.shape[0]=3 must equal N=4 (cu_seqlens.shape[0]-1)"), "state_indices_shape"),
+            (ValueError("ssm_state_indices.shape[0]=3 must equal N=4 (cu_seqlens.shape[0]-1)"), "initial_state_count"),
         ]
         for exception, rule in messages:
             self.assertEqual(table.rule_for(exception), rule, str(exception))
