@@ -26,6 +26,8 @@ The call mapping (what vLLM's engine does before these calls):
 - Activations go in as contiguous copies (the kernels assert compact heads), outputs come back through
   fresh tensors copied into the case's views; cu_seqlens and the index table go in as the views they are.
 - chunk without an initial state gets zeros (vLLM gathers zero states for fresh sequences).
+- A lower-bound gate without A_log gets A_log = 0 (A = 1, what a missing A_log means in the contract;
+  vLLM always takes one); packed-decode without dt_bias gets zeros.
 
 vLLM's own checks are bare asserts: an AssertionError is answered with the assert's source text (the
 first false clause of an `a and b` assert), which REJECTIONS maps to rules (profiles.cpp, vllm_*).
@@ -138,6 +140,17 @@ def packed(case, name, rows=False):
     return x.contiguous()
 
 
+def gate_parameters(case, opts):
+    """A_log and dt_bias as contiguous copies; with a lower bound and no A_log, zeros (A = exp(0) = 1, the
+    contract's meaning of a missing A_log, while vLLM always requires one). A softplus gate without A_log
+    keeps None, for vLLM's own check."""
+    A_log, dt_bias = (None if x is None else x.contiguous() for x in (opts["A_log"], opts["dt_bias"]))
+    if A_log is None and opts["use_gate_in_kernel"] and opts["lower_bound"] is not None:
+        g = case.view("g")
+        A_log = case.torch.zeros(g.shape[2], dtype=case.torch.float32, device=g.device)
+    return A_log, dt_bias
+
+
 def sequences(case):
     """cu_seqlens as the view it is, or [0, T, 2T, ..] for a call of B rows of T tokens."""
     if case.has("cu_seqlens"):
@@ -193,12 +206,12 @@ def run_recurrent(case, vllm, **extra):
     pool = ShiftedPool(case)
     q, o = packed(case, "q"), case.view("o")
     out = torch.empty(tuple(q.shape[:2]) + tuple(o.shape[2:]), dtype=o.dtype, device=q.device)
-    contiguous = (lambda x: None if x is None else x.contiguous())
+    A_log, dt_bias = gate_parameters(case, opts)
     worded(lambda: vllm.fused_recurrent_kda_fwd(
         q, packed(case, "k"), packed(case, "v"), packed(case, "g"), packed(case, "beta"), scale=opts["scale"],
         initial_state=pool.tensor, inplace_final_state=True, cu_seqlens=sequences(case),
         ssm_state_indices=shifted_indices(case, "state_indices"), use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"],
-        A_log=contiguous(opts["A_log"]) if gate else None, dt_bias=contiguous(opts["dt_bias"]) if gate else None,
+        A_log=A_log, dt_bias=dt_bias,
         lower_bound=opts["lower_bound"], use_gate_in_kernel=gate,
         use_beta_sigmoid_in_kernel=opts["use_beta_sigmoid_in_kernel"], out=out, **extra))
     pool.finish(torch)
@@ -234,10 +247,10 @@ def run_packed_decode(case, vllm):
     q, k, v = (packed(case, n, rows=True)[0] for n in ("q", "k", "v"))
     tokens = q.shape[0]
     mixed = torch.cat([q.reshape(tokens, -1), k.reshape(tokens, -1), v.reshape(tokens, -1)], dim=1)
-    A_log = opts["A_log"].contiguous() if opts["A_log"] is not None else None
+    A_log, dt_bias = gate_parameters(case, opts)
     g = packed(case, "g", rows=True)
-    dt_bias = (opts["dt_bias"].contiguous() if opts["dt_bias"] is not None
-               else torch.zeros(g.shape[2] * g.shape[3], dtype=torch.float32, device=g.device))
+    if dt_bias is None:
+        dt_bias = torch.zeros(g.shape[2] * g.shape[3], dtype=torch.float32, device=g.device)
     pool = ShiftedPool(case)
     out, _ = worded(lambda: vllm.fused_recurrent_kda_packed_decode(
         mixed, g, packed(case, "beta", rows=True), A_log, dt_bias, opts["lower_bound"], pool.tensor,
@@ -275,9 +288,10 @@ def run_chunk(case, vllm):
 
 def run_chunk_gate(case, vllm):
     opts = fla_options(case)
+    A_log, dt_bias = gate_parameters(case, opts)
     o, final = worded(lambda: vllm.chunk_kda_with_fused_gate(
-        case.view("q"), case.view("k"), case.view("v"), case.view("g"), case.view("beta"), opts["A_log"],
-        opts["dt_bias"], scale=opts["scale"], initial_state=chunk_common(case),
+        case.view("q"), case.view("k"), case.view("v"), case.view("g"), case.view("beta"), A_log, dt_bias,
+        scale=opts["scale"], initial_state=chunk_common(case),
         output_final_state=case.has("final_state"), lower_bound=opts["lower_bound"],
         use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"], cu_seqlens=opts["cu_seqlens"]))
     finish_chunk(case, o, final)

@@ -263,8 +263,10 @@ Profile sglang_dspark_mtp() {
 // ---- vLLM 0.33 (vllm/models/kimi_k3/nvidia/ops/third_party/kda/, the Triton KDA of KimiK3's NVIDIA path) ----
 
 // fused_recurrent_kda_fwd (fused_recurrent.py) with a 1-D ssm_state_indices, the pool updated in place.
-// Its checks are bare asserts: batch 1 (it always takes cu_seqlens), k like q, v/g/beta/out shapes built
-// from q's H (so also HV == H, not a rule here), a [slots, H, V, K] pool compact inside a slot, a 1-D or
+// Its checks are bare asserts: batch 1 (it always takes cu_seqlens), k like q, g/beta/out shapes built
+// from q's H (so also HV == H: the adapter repeats q and k heads for grouped calls); v's heads are checked
+// but its V is read from v itself, so a wider v fails the out or pool assert instead (v_shape is not
+// promised), a [slots, H, V, K] pool compact inside a slot, a 1-D or
 // 2-D index tensor, T == N with 1-D indices (not the per-sequence token count: not decode_one_token),
 // A_log given with the gate in kernel (also with a lower bound), and compact heads of every activation
 // (the adapter passes contiguous copies). Index values are not checked; any index <= 0 is a padding row
@@ -275,9 +277,8 @@ Profile vllm_fused_recurrent() {
   p.name = "vllm_fused_recurrent";
   p.describes = "vLLM Kimi-K3 fused_recurrent_kda_fwd decode (vllm/models/kimi_k3/nvidia/ops/third_party/kda/"
                 "fused_recurrent.py)";
-  p.rules = structural({varlen_batch_one, qk_same_shape, v_shape, g_shape, beta_shape, o_shape,
-                        softplus_needs_A_log, state_source_supported, state_layout, state_pool_shape,
-                        state_pool_inner_strides});
+  p.rules = structural({varlen_batch_one, qk_same_shape, g_shape, beta_shape, o_shape, softplus_needs_A_log,
+                        state_source_supported, state_layout, state_pool_shape, state_pool_inner_strides});
   p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
   p.state_layout = StateLayout::vk;
   p.state_sources = {StateSource::pool};
