@@ -72,8 +72,11 @@ def run(case, fi, **spec):
         q, k, v, g, beta = (packed(case, n) for n in ("q", "k", "v", "g", "beta"))
         rows, tokens = case.view("q").shape[:2]
         cu_seqlens = torch.arange(0, (rows + 1) * tokens, tokens, dtype=torch.int32, device=q.device)
+    A_log = opts["A_log"]
+    if A_log is None and opts["use_gate_in_kernel"] and opts["lower_bound"] is not None:
+        A_log = torch.zeros(g.shape[2], dtype=torch.float32, device=g.device)  # A = 1: a missing A_log's meaning
     o, _ = fi.recurrent_kda(
-        q, k, v, g, beta, A_log=opts["A_log"], dt_bias=opts["dt_bias"], scale=opts["scale"],
+        q, k, v, g, beta, A_log=A_log, dt_bias=opts["dt_bias"], scale=opts["scale"],
         initial_state=case.view("state_pool"), output_final_state=False,
         use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"], use_gate_in_kernel=opts["use_gate_in_kernel"],
         lower_bound=opts["lower_bound"], cu_seqlens=cu_seqlens, ssm_state_indices=case.view("state_indices"),
