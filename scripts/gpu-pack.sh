@@ -24,6 +24,7 @@ cp "$dir"/bench/gpu/{decode_bench,prefill_bench} "$dir"/bench/reference_bench "$
 strip --strip-unneeded .carry/bin/*  # the device tool carries at most 64 MiB
 bash scripts/carry-libs.sh .carry/lib .carry/bin/*
 bash scripts/fla-pack.sh
+bash scripts/pack-vllm.sh  # after fla-pack.sh, which empties .carry/python
 git describe --always --dirty >.carry/commit 2>/dev/null || true
 ls .carry/bin .carry/lib
 # The device tool carries at most 64 MiB: one gzip archive (scripts/gpu-unpack.sh opens it there).
