@@ -23,8 +23,10 @@ The call mapping (what vLLM's engine does before these calls):
 - Calls without cu_seqlens (N rows of T tokens) are packed into one row with cu_seqlens = [0, T, 2T, ..].
 - The recurrent kernel takes HV == H only (its shapes come from q's H): a grouped call (HV a multiple
   of H) gets q and k with each head repeated for its value heads, the same arithmetic per value head.
-- Activations go in as contiguous copies (the kernels assert compact heads), outputs come back through
-  fresh tensors copied into the case's views; cu_seqlens and the index table go in as the views they are.
+- The recurrent entries get q, k and v as views of one fused [.., T, H*K + H*K + HV*V] buffer, as vLLM's
+  layer passes them (the kernel asserts one token stride for the three), g and beta as compact copies;
+  outputs come back through fresh tensors copied into the case's views; cu_seqlens and the index table
+  go in as the views they are. The chunk entries get the case's views (the functions copy what they need).
 - chunk without an initial state gets zeros (vLLM gathers zero states for fresh sequences).
 - A lower-bound gate without A_log gets A_log = 0 (A = 1, what a missing A_log means in the contract;
   vLLM always takes one); packed-decode without dt_bias gets zeros.
@@ -137,7 +139,27 @@ def packed(case, name, rows=False):
         x = x.repeat_interleave(HV // H, dim=2)
     if rows or not case.has("cu_seqlens"):
         x = x.reshape(1, x.shape[0] * x.shape[1], *x.shape[2:])
-    return x.contiguous()
+    compact = case.torch.empty(x.shape, dtype=x.dtype, device=x.device)  # strides of size-1 dims too
+    return compact.copy_(x)
+
+
+def fused_qkv(case):
+    """q, k and v as vLLM's layer hands them over: views of one [.., T, H*K + H*K + HV*V] buffer, so
+    they share a token stride (the kernel asserts it), each head compact."""
+    torch = case.torch
+    parts = [packed(case, name) for name in ("q", "k", "v")]
+    lead = tuple(parts[0].shape[:2])
+    if any(tuple(p.shape[:2]) != lead or p.dim() != 4 for p in parts):
+        return parts  # shapes vLLM's asserts will name
+    widths = [p.shape[2] * p.shape[3] for p in parts]
+    buffer = torch.empty(lead + (sum(widths),), dtype=parts[0].dtype, device=parts[0].device)
+    views, start = [], 0
+    for part, width in zip(parts, widths):
+        heads, dim = part.shape[2:]
+        view = torch.as_strided(buffer, lead + (heads, dim), buffer.stride()[:2] + (dim, 1), start)
+        views.append(view.copy_(part))
+        start += width
+    return views
 
 
 def gate_parameters(case, opts):
@@ -204,11 +226,11 @@ def run_recurrent(case, vllm, **extra):
     opts = fla_options(case)
     gate = opts["use_gate_in_kernel"]
     pool = ShiftedPool(case)
-    q, o = packed(case, "q"), case.view("o")
+    (q, k, v), o = fused_qkv(case), case.view("o")
     out = torch.empty(tuple(q.shape[:2]) + tuple(o.shape[2:]), dtype=o.dtype, device=q.device)
     A_log, dt_bias = gate_parameters(case, opts)
     worded(lambda: vllm.fused_recurrent_kda_fwd(
-        q, packed(case, "k"), packed(case, "v"), packed(case, "g"), packed(case, "beta"), scale=opts["scale"],
+        q, k, v, packed(case, "g"), packed(case, "beta"), scale=opts["scale"],
         initial_state=pool.tensor, inplace_final_state=True, cu_seqlens=sequences(case),
         ssm_state_indices=shifted_indices(case, "state_indices"), use_qk_l2norm_in_kernel=opts["use_qk_l2norm_in_kernel"],
         A_log=A_log, dt_bias=dt_bias,
@@ -370,7 +392,21 @@ def load_vllm(root, interpret):
     stub("vllm.utils.gpu_sync_debug", gpu_sync_allowed=contextlib.nullcontext)
     stub("vllm.utils.torch_utils", async_tensor_h2d=lambda data, device=None, dtype=None, out=None:
          torch.as_tensor(data, dtype=dtype, device=device))
-    return importlib.import_module(KDA)
+    kda = importlib.import_module(KDA)
+    if interpret:
+        bridge_interpreter(tl)
+    return kda
+
+
+def bridge_interpreter(tl):
+    """Triton's CPU interpreter swaps tl.exp, tl.log, ... for its own only while a kernel runs, and vLLM's
+    kernels call them through names bound at import (`from ...ops.op import exp, log`): each such name is
+    rebound to a function that looks the builtin up when called. The kernels stay vLLM's own."""
+    for module in [m for name, m in sys.modules.items() if name.startswith("vllm.") and m is not None]:
+        for name in ("exp", "exp2", "log", "log2", "gather"):
+            builtin = getattr(tl, name, None)
+            if builtin is not None and getattr(module, name, None) is builtin:
+                setattr(module, name, lambda *args, _name=name, **kwargs: getattr(tl, _name)(*args, **kwargs))
 
 
 def load(args):
