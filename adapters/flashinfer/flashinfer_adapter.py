@@ -93,7 +93,7 @@ def run_verify(case, fi):
 
 
 CAPS = dict(layouts="VK", state_dtypes="bf16,f32", key_head_dims="64,128", value_head_dims="64,128",
-            chunk_states=0, token_states=0)
+            chunk_states=0, token_states=0, neg_eigval=0)
 ENTRIES = [
     Entry("decode", "flashinfer_decode", dict(CAPS, modes="decode", state_sources="pool"), run_decode, REJECTIONS,
           accepts=accepts_form("decode", "a state pool with one index per sequence",

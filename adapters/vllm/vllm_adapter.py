@@ -333,20 +333,22 @@ def chunk_arithmetic(args):
     return {"bf16": "bf16-operands", "f16": "f16-operands"}.get(args.dtype, "tf32")
 
 
-POOL = dict(layouts="VK", state_dtypes="f32,bf16", chunk_states=0, token_states=0)
+# No entry takes allow_neg_eigval (neg_eigval=0); a fused path declares the options it always applies.
+POOL = dict(layouts="VK", state_dtypes="f32,bf16", chunk_states=0, token_states=0, neg_eigval=0)
 DENSE = dict(modes="prefill", layouts="VK", state_sources="none,dense", state_dtypes="f32", chunk_states=0,
-             token_states=0, chunk_sizes=64)
+             token_states=0, chunk_sizes=64, neg_eigval=0)
 ENTRIES = [
     Entry("decode", "vllm_fused_recurrent", dict(modes="decode", state_sources="pool", **POOL), run_decode,
           REJECTIONS, accepts=form("decode", "a state pool with one index per sequence",
                                    lambda c: c.has("state_pool") and not c.has("num_accepted") and not c.has("scratch_states"))),
     Entry("verify", "vllm_fused_recurrent_verify", dict(modes="verify", state_sources="table", **POOL), run_verify,
           REJECTIONS, accepts=form("verify", "an [N, L] index table with accepted counts", lambda c: c.has("num_accepted"))),
-    Entry("packed-decode", "vllm_packed_decode", dict(modes="decode", state_sources="pool", **POOL),
+    Entry("packed-decode", "vllm_packed_decode",
+          dict(modes="decode", state_sources="pool", always="gate_in_kernel,l2norm_in_kernel,beta_from_logits", **POOL),
           run_packed_decode, REJECTIONS, accepts=packed_decode_form),
     Entry("chunk", "vllm_chunk", dict(DENSE, gate_in_kernel=0, beta_from_logits=0), run_chunk, REJECTIONS,
           arithmetic=chunk_arithmetic, accepts=form("chunk", "dense or no initial states", lambda c: not c.has("state_pool"))),
-    Entry("chunk-gate", "vllm_chunk_fused_gate", dict(DENSE, gate_in_kernel=1, beta_from_logits=1), run_chunk_gate,
+    Entry("chunk-gate", "vllm_chunk_fused_gate", dict(DENSE, always="gate_in_kernel,beta_from_logits"), run_chunk_gate,
           REJECTIONS, arithmetic=chunk_arithmetic, accepts=fused_gate_form),
 ]
 

@@ -181,7 +181,8 @@ class VllmPackedDecode(unittest.TestCase):
         self.assertIsNone(packed.accepts(case))
         attrs["l2norm_qk"] = 0
         self.assertIn("l2norm_qk=0", packed.accepts(case))
-        self.assertEqual(handshake(vllm, "packed-decode")[0], "vllm_packed_decode")
+        profile, caps = handshake(vllm, "packed-decode")
+        self.assertEqual((profile, caps["always"]), ("vllm_packed_decode", "gate_in_kernel,l2norm_in_kernel,beta_from_logits"))
 
 
 class FlashInferRejections(unittest.TestCase):
@@ -214,7 +215,7 @@ class Capabilities(unittest.TestCase):
         profile, caps = handshake(vllm, "decode")
         self.assertEqual(profile, "vllm_fused_recurrent")
         self.assertEqual((caps["modes"], caps["state_sources"], caps["layouts"]), ("decode", "pool", "VK"))
-        self.assertEqual(caps["checks_contract"], "1")
+        self.assertEqual((caps["checks_contract"], caps["neg_eigval"]), ("1", "0"))
         self.assertNotIn("arithmetic", caps)  # fp32 throughout
         profile, caps = handshake(vllm, "verify")
         self.assertEqual((profile, caps["modes"], caps["state_sources"]), ("vllm_fused_recurrent_verify", "verify", "table"))
@@ -222,7 +223,8 @@ class Capabilities(unittest.TestCase):
         self.assertEqual((profile, caps["gate_in_kernel"], caps["beta_from_logits"]), ("vllm_chunk", "0", "0"))
         self.assertEqual((caps["chunk_sizes"], caps["state_dtypes"], caps["arithmetic"]), ("64", "f32", "bf16-operands"))
         profile, caps = handshake(vllm, "chunk-gate", dtype="f32")
-        self.assertEqual((profile, caps["gate_in_kernel"], caps["arithmetic"]), ("vllm_chunk_fused_gate", "1", "tf32"))
+        self.assertEqual((profile, caps["always"], caps["arithmetic"]),
+                         ("vllm_chunk_fused_gate", "gate_in_kernel,beta_from_logits", "tf32"))
         self.assertEqual(handshake(vllm, "chunk", dtype="f16")[1]["arithmetic"], "f16-operands")
 
     def test_flashinfer_entries(self):
