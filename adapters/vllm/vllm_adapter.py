@@ -25,11 +25,12 @@ The call mapping (what vLLM's engine does before these calls):
   of H) gets q and k with each head repeated for its value heads, the same arithmetic per value head.
 - The recurrent entries get q, k and v as views of one fused [.., T, H*K + H*K + HV*V] buffer, as vLLM's
   layer passes them (the kernel asserts one token stride for the three), g and beta as compact copies;
-  outputs come back through fresh tensors copied into the case's views; cu_seqlens and the index table
-  go in as the views they are. The chunk entries get the case's views (the functions copy what they need).
+  outputs come back through compact copies of the case's output views (their poison included), copied
+  back; cu_seqlens and the index table go in as the views they are. The chunk entries get the case's views (the functions copy what they need).
 - chunk without an initial state gets zeros (vLLM gathers zero states for fresh sequences).
-- A lower-bound gate without A_log gets A_log = 0 (A = 1, what a missing A_log means in the contract;
-  vLLM always takes one); packed-decode without dt_bias gets zeros.
+- A gate without A_log gets A_log = 0 (A = 1, what a missing A_log means in the contract; vLLM always
+  takes one), but a softplus gate on decode and verify, where vLLM asserts A_log itself; packed-decode
+  without dt_bias gets zeros.
 
 vLLM's own checks are bare asserts: an AssertionError is answered with the assert's source text (the
 first false clause of an `a and b` assert), which REJECTIONS maps to rules (profiles.cpp, vllm_*).
@@ -68,7 +69,6 @@ REJECTIONS = [
     (r"^AssertionError: assert ssm_state_indices\.ndim in \(1, 2\)$", "state_indices_shape"),
     (r"^AssertionError: assert T == N$", "decode_one_token"),
     (r"^AssertionError: assert A_log is not None$", "softplus_needs_A_log"),
-    (r"^AttributeError: 'NoneType' object has no attribute '(reshape|ndim)'", "softplus_needs_A_log"),  # A_log None
     (r"^AssertionError: current kernel does not support head dimension larger than 256", "key_head_dim_max"),
     (r"^ValueError: `raw_g` must have shape \[1, B, H, K\]\.", "g_shape"),
     (r"^ValueError: Unexpected raw gate shape", "g_shape"),
@@ -162,12 +162,13 @@ def fused_qkv(case):
     return views
 
 
-def gate_parameters(case, opts):
-    """A_log and dt_bias as contiguous copies; with a lower bound and no A_log, zeros (A = exp(0) = 1, the
-    contract's meaning of a missing A_log, while vLLM always requires one). A softplus gate without A_log
-    keeps None, for vLLM's own check."""
+def gate_parameters(case, opts, checks_softplus_A_log=False):
+    """A_log and dt_bias as contiguous copies; a gate in the kernel without A_log gets zeros (A = exp(0) = 1,
+    the contract's meaning of a missing A_log, while vLLM always takes one), but for a softplus gate where
+    the vLLM function checks for A_log itself (checks_softplus_A_log: fused_recurrent_kda_fwd's assert)."""
     A_log, dt_bias = (None if x is None else x.contiguous() for x in (opts["A_log"], opts["dt_bias"]))
-    if A_log is None and opts["use_gate_in_kernel"] and opts["lower_bound"] is not None:
+    softplus = opts["lower_bound"] is None
+    if A_log is None and opts["use_gate_in_kernel"] and not (softplus and checks_softplus_A_log):
         g = case.view("g")
         A_log = case.torch.zeros(g.shape[2], dtype=case.torch.float32, device=g.device)
     return A_log, dt_bias
@@ -227,8 +228,8 @@ def run_recurrent(case, vllm, **extra):
     gate = opts["use_gate_in_kernel"]
     pool = ShiftedPool(case)
     (q, k, v), o = fused_qkv(case), case.view("o")
-    out = torch.empty(tuple(q.shape[:2]) + tuple(o.shape[2:]), dtype=o.dtype, device=q.device)
-    A_log, dt_bias = gate_parameters(case, opts)
+    out = packed(case, "o")  # the case's poison: what the kernel leaves unwritten shows
+    A_log, dt_bias = gate_parameters(case, opts, checks_softplus_A_log=True)
     worded(lambda: vllm.fused_recurrent_kda_fwd(
         q, k, v, packed(case, "g"), packed(case, "beta"), scale=opts["scale"],
         initial_state=pool.tensor, inplace_final_state=True, cu_seqlens=sequences(case),
@@ -274,9 +275,10 @@ def run_packed_decode(case, vllm):
     if dt_bias is None:
         dt_bias = torch.zeros(g.shape[2] * g.shape[3], dtype=torch.float32, device=g.device)
     pool = ShiftedPool(case)
-    out, _ = worded(lambda: vllm.fused_recurrent_kda_packed_decode(
+    out = packed(case, "o", rows=True)  # the case's poison: what the kernel leaves unwritten shows
+    worded(lambda: vllm.fused_recurrent_kda_packed_decode(
         mixed, g, packed(case, "beta", rows=True), A_log, dt_bias, opts["lower_bound"], pool.tensor,
-        shifted_indices(case, "state_indices"), scale=opts["scale"]))
+        shifted_indices(case, "state_indices"), scale=opts["scale"], out=out))
     pool.finish(torch)
     case.view("o").copy_(out.reshape(case.view("o").shape))
 

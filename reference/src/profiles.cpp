@@ -338,7 +338,8 @@ Profile vllm_chunk() {
 // chunk_kda_with_fused_gate (chunk.py), the prefill vLLM's KimiK3 layer serves: the gate (softplus, or
 // lower_bound * sigmoid, which also selects the safe-gate path) and the beta sigmoid in the kernel
 // (fused_kda_gate_chunk_cumsum). Adds "Expected raw_beta shape {(B, T, H)}, got ..." to chunk_kda's
-// checks. A missing A_log is not checked (an AttributeError on A_log.reshape).
+// checks. A missing A_log is not checked (an AttributeError on A_log.reshape: the adapter passes zeros,
+// A = 1, the contract's meaning).
 Profile vllm_chunk_fused_gate() {
   Profile p = vllm_chunk();
   p.name = "vllm_chunk_fused_gate";
