@@ -403,14 +403,25 @@ def load_vllm(root, interpret):
 
 
 def bridge_interpreter(tl):
-    """Triton's CPU interpreter swaps tl.exp, tl.log, ... for its own only while a kernel runs, and vLLM's
-    kernels call them through names bound at import (`from ...ops.op import exp, log`): each such name is
-    rebound to a function that looks the builtin up when called. The kernels stay vLLM's own."""
+    """Two gaps between Triton's CPU interpreter and vLLM's kernels, bridged (the kernels stay vLLM's own):
+    - the interpreter swaps tl.exp, tl.log, ... for its own only while a kernel runs, and the kernels call
+      them through names bound at import (`from ...ops.op import exp, log`): each such name is rebound to
+      a function that looks the builtin up when called;
+    - it runs `for i in range(n)` over Python ints, and the chunk state kernel (chunk_delta_h.py) calls
+      `i_t.to(tl.int64)`: that module gets a `range` yielding interpreter scalars."""
+    from triton.runtime.interpreter import _implicit_cvt
+
     for module in [m for name, m in sys.modules.items() if name.startswith("vllm.") and m is not None]:
         for name in ("exp", "exp2", "log", "log2", "gather"):
             builtin = getattr(tl, name, None)
             if builtin is not None and getattr(module, name, None) is builtin:
                 setattr(module, name, lambda *args, _name=name, **kwargs: getattr(tl, _name)(*args, **kwargs))
+
+    def interpreter_range(*bounds):
+        for i in range(*(int(b.handle.data.item()) if hasattr(b, "handle") else int(b) for b in bounds)):
+            yield _implicit_cvt(i)
+
+    sys.modules["vllm.third_party.flash_linear_attention.ops.chunk_delta_h"].range = interpreter_range
 
 
 def load(args):
