@@ -26,6 +26,7 @@ strip --strip-unneeded .carry/bin/*  # the device tool carries at most 64 MiB
 bash scripts/carry-libs.sh .carry/lib .carry/bin/*
 bash scripts/fla-pack.sh
 bash scripts/pack-sglang.sh  # SGLang's KDA files, Helion (docs/conformance-sglang.md)
+bash scripts/pack-vllm.sh  # after fla-pack.sh, which empties .carry/python
 git describe --always --dirty >.carry/commit 2>/dev/null || true
 ls .carry/bin .carry/lib
 # The device tool carries at most 64 MiB: one gzip archive (scripts/gpu-unpack.sh opens it there).

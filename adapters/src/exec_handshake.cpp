@@ -83,6 +83,16 @@ void set(Declaration& d, const std::string& key, const std::string& value) {
   else if (key == "l2norm_in_kernel") c.l2norm_in_kernel = flag();
   else if (key == "explicit_scale") c.explicit_scale = flag();
   else if (key == "beta_from_logits") c.beta_from_logits = flag();
+  else if (key == "neg_eigval") c.neg_eigval = flag();
+  else if (key == "always")
+    for (const auto& option : split(value, ',')) {
+      if (option == "gate_in_kernel") c.always_gate_in_kernel = true;
+      else if (option == "l2norm_in_kernel") c.always_l2norm = true;
+      else if (option == "beta_from_logits") c.always_beta_from_logits = true;
+      else
+        throw std::invalid_argument("'always' takes gate_in_kernel, l2norm_in_kernel and beta_from_logits, got '" +
+                                    option + "'");
+    }
   else if (key == "chunk_states") c.chunk_states = flag();
   else if (key == "token_states") c.token_states = flag();
   else if (key == "strided_inputs") c.strided_inputs = flag();

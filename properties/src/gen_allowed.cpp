@@ -42,6 +42,9 @@ Allowed allowed_for(const Kernel& kernel, const GenLimits& given) {
   a.profile = prof;
   a.varlen = caps.varlen;
   a.gate_in_kernel = caps.gate_in_kernel, a.l2norm = caps.l2norm_in_kernel, a.beta_logits = caps.beta_from_logits;
+  a.neg_eigval = caps.neg_eigval;
+  a.always_gate = caps.always_gate_in_kernel, a.always_l2norm = caps.always_l2norm;
+  a.always_beta_logits = caps.always_beta_from_logits;
   a.chunk_states = caps.chunk_states, a.token_states = caps.token_states, a.strided = caps.strided_inputs;
   a.explicit_scale = caps.explicit_scale;
 

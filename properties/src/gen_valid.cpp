@@ -179,7 +179,7 @@ void set_lengths(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n
 
 void set_gate_options(ProblemSpec& s, const Draw& d, const Allowed& a, const Needs& n) {
   Options& o = s.options;
-  o.gate_in_kernel = a.gate_in_kernel && (d.gate_in_kernel || n.gate_in_kernel);
+  o.gate_in_kernel = a.gate_in_kernel && (a.always_gate || d.gate_in_kernel || n.gate_in_kernel);
   if (!o.gate_in_kernel) return;
   if (d.lower_bound_form) {
     o.lower_bound = kLowerBounds[d.lower_bound];
@@ -235,9 +235,9 @@ CaseSpec assemble(const Allowed& a, const Needs& n, const Draw& d) {
   Options& o = s.options;
   o.state_layout = pick(a.layouts, d.state_layout);
   o.chunk_size = pick(a.chunk_sizes, d.chunk_size);
-  o.l2norm_qk = a.l2norm && d.l2norm;
-  o.beta_from_logits = a.beta_logits && d.beta_logits;
-  o.allow_neg_eigval = o.beta_from_logits && d.neg_eigval;
+  o.l2norm_qk = a.l2norm && (a.always_l2norm || d.l2norm);
+  o.beta_from_logits = a.beta_logits && (a.always_beta_logits || d.beta_logits);
+  o.allow_neg_eigval = o.beta_from_logits && a.neg_eigval && d.neg_eigval;
   if (d.explicit_scale && a.explicit_scale) o.scale = kExplicitScale;
   set_gate_options(s, d, a, n);
 

@@ -51,7 +51,8 @@ struct Allowed {
   std::vector<int> chunk_sizes;
   std::vector<StateLayout> layouts;
   std::vector<StateSource> sources;  // the verify forms (table, scratch) only where Mode::verify is allowed
-  bool gate_in_kernel = true, l2norm = true, beta_logits = true;
+  bool gate_in_kernel = true, l2norm = true, beta_logits = true, neg_eigval = true;
+  bool always_gate = false, always_l2norm = false, always_beta_logits = false;  // Capabilities::always_*
   bool explicit_scale = true;  // Capabilities::explicit_scale
   bool chunk_states = true, token_states = true, strided = true;
 };

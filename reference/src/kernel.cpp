@@ -60,6 +60,10 @@ std::string Capabilities::unsupported(const Problem& p) const {
   else if (!explicit_scale && p.options.scale && *p.options.scale != 1.0 / std::sqrt(static_cast<double>(p.K)))
     why << "a scale other than K^-0.5";
   else if (!beta_from_logits && p.options.beta_from_logits) why << "beta from logits";
+  else if (!neg_eigval && p.options.allow_neg_eigval) why << "allow_neg_eigval";
+  else if (always_gate_in_kernel && !p.options.gate_in_kernel) why << "a gate computed outside the kernel";
+  else if (always_l2norm && !p.options.l2norm_qk) why << "no l2norm in kernel";
+  else if (always_beta_from_logits && !p.options.beta_from_logits) why << "beta not from logits";
   else if (!chunk_states && p.chunk_states) why << "chunk states";
   else if (!token_states && p.token_states) why << "token states";
   else {

@@ -344,22 +344,113 @@ Profile sglang_dspark_mtp() {
   return p;
 }
 
-// vLLM's Kimi-K3 recurrent verify (vllm/models/kimi_k3/nvidia/ops/third_party/kda/fused_recurrent.py,
-// vllm 0.33, fused_recurrent_kda_fwd; called with spec_state_indices_tensor and num_accepted_tokens
-// from vllm/models/kimi_k3/nvidia/kda.py): the index-table form, in place. Bare asserts (no message):
-// batch 1, k like q, v/g/beta/out shapes from q's H (so also HV == H), states [slots, H, V, K] compact
-// inside a slot, 1-D or 2-D ssm_state_indices, a 2-D table's column stride 1 (not a rule here). Nothing
-// bounds num_accepted_tokens. Its padding is any index <= 0 (vLLM reserves slot 0), not only -1.
-Profile vllm_fused_recurrent_verify() {
+// ---- vLLM 0.33 (vllm/models/kimi_k3/nvidia/ops/third_party/kda/, the Triton KDA of KimiK3's NVIDIA path) ----
+
+// fused_recurrent_kda_fwd (fused_recurrent.py) with a 1-D ssm_state_indices, the pool updated in place.
+// Its checks are bare asserts: batch 1 (it always takes cu_seqlens), k like q, g/beta/out shapes built
+// from q's H (so also HV == H: the adapter repeats q and k heads for grouped calls); v's heads are checked
+// but its V is read from v itself, so a wider v fails the out or pool assert instead (v_shape is not
+// promised), a [slots, H, V, K] pool compact inside a slot, a 1-D or
+// 2-D index tensor, T == N with 1-D indices (not the per-sequence token count: not decode_one_token),
+// A_log given with the gate in kernel (also with a lower bound), and compact heads of every activation
+// (the adapter passes contiguous copies). Index values are not checked; any index <= 0 is a padding row
+// (vLLM reserves slot 0: the adapter shifts the oracle's slots by one). States are [V, K] only (no layout
+// parameter: the adapter refuses [K, V], state_layout).
+Profile vllm_fused_recurrent() {
   Profile p;
-  p.name = "vllm_fused_recurrent_verify";
-  p.describes = "vLLM Kimi-K3 fused_recurrent_kda_fwd speculative decode (vllm/models/kimi_k3/nvidia/ops/"
-                "third_party/kda/fused_recurrent.py)";
-  p.rules = structural({varlen_batch_one, qk_same_shape, v_shape, g_shape, beta_shape, o_shape,
+  p.name = "vllm_fused_recurrent";
+  p.describes = "vLLM Kimi-K3 fused_recurrent_kda_fwd decode (vllm/models/kimi_k3/nvidia/ops/third_party/kda/"
+                "fused_recurrent.py)";
+  p.rules = structural({varlen_batch_one, qk_same_shape, g_shape, beta_shape, o_shape, softplus_needs_A_log,
                         state_source_supported, state_layout, state_pool_shape, state_pool_inner_strides});
   p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
   p.state_layout = StateLayout::vk;
-  p.state_sources = {StateSource::pool, StateSource::table};
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// The same function as a speculative verify (called with spec_state_indices_tensor and
+// num_accepted_tokens from vllm/models/kimi_k3/nvidia/kda.py): the index-table form, in place. The same
+// asserts, and a 2-D table's column stride must be 1 (no rule: such a table is refused with
+// "assert ssm_state_indices.stride(1) == 1"). Nothing bounds num_accepted_tokens.
+Profile vllm_fused_recurrent_verify() {
+  Profile p = vllm_fused_recurrent();
+  p.name = "vllm_fused_recurrent_verify";
+  p.describes = "vLLM Kimi-K3 fused_recurrent_kda_fwd speculative decode (vllm/models/kimi_k3/nvidia/ops/"
+                "third_party/kda/fused_recurrent.py)";
+  p.state_sources = {StateSource::table};
+  return p;
+}
+
+// fused_recurrent_kda_packed_decode (fused_recurrent.py), the decode KimiK3's Triton path runs: q, k, v
+// packed per token in one mixed_qkv row, l2norm, gate (dt_bias required) and beta sigmoid always in the
+// kernel, H, V and K taken from the [slots, H, V, K] pool. Its ValueErrors that name one rule:
+// "`initial_state` must have shape [cache, H, V, K]." (rank), "`initial_state` must be contiguous within
+// each cache slot.", "`state_indices` must be one-dimensional." and "`state_indices` must contain one
+// entry per token." (a count per token: initial_state_count). Its gate, beta and packed-shape messages
+// ("Unexpected raw gate shape ...") compare against the pool's H, V, K, so they stand for several rules
+// and none is promised. Any index <= 0 is a padding row, as in fused_recurrent_kda_fwd.
+Profile vllm_packed_decode() {
+  Profile p;
+  p.name = "vllm_packed_decode";
+  p.describes = "vLLM Kimi-K3 fused_recurrent_kda_packed_decode (vllm/models/kimi_k3/nvidia/ops/third_party/kda/"
+                "fused_recurrent.py)";
+  p.rules = structural({state_pool_rank, state_pool_inner_strides, state_indices_shape, initial_state_count,
+                        state_source_supported, state_layout});
+  p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
+  return p;
+}
+
+// chunk_kda (chunk.py): prefill from dense [N, H, V, K] states, gate and beta precomputed. Its checks:
+// "Only batch size 1 is supported when cu_seqlens are provided" (chunk_local_cumsum) and "current kernel
+// does not support head dimension larger than 256." (chunk_gated_delta_rule_fwd_h in
+// vllm/third_party/flash_linear_attention/ops/chunk_delta_h.py). The chunk size is fixed at 64
+// (FLA_CHUNK_SIZE), l2norm is the only option besides scale; final states are fp32 [N, H, V, K].
+Profile vllm_chunk() {
+  Profile p;
+  p.name = "vllm_chunk";
+  p.describes = "vLLM Kimi-K3 chunk_kda (vllm/models/kimi_k3/nvidia/ops/third_party/kda/chunk.py)";
+  p.rules = structural({varlen_batch_one, key_head_dim_max, state_source_supported, state_layout});
+  p.input_dtypes = {DType::bf16, DType::f16, DType::f32};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::none, StateSource::dense};
+  return p;
+}
+
+// chunk_kda_with_fused_gate (chunk.py), the prefill vLLM's KimiK3 layer serves: the gate (softplus, or
+// lower_bound * sigmoid, which also selects the safe-gate path) and the beta sigmoid in the kernel
+// (fused_kda_gate_chunk_cumsum). Adds "Expected raw_beta shape {(B, T, H)}, got ..." to chunk_kda's
+// checks. A missing A_log is not checked (an AttributeError on A_log.reshape: the adapter passes zeros,
+// A = 1, the contract's meaning).
+Profile vllm_chunk_fused_gate() {
+  Profile p = vllm_chunk();
+  p.name = "vllm_chunk_fused_gate";
+  p.describes = "vLLM Kimi-K3 chunk_kda_with_fused_gate (vllm/models/kimi_k3/nvidia/ops/third_party/kda/chunk.py)";
+  p.rules.push_back(beta_shape);
+  return p;
+}
+
+// FlashInfer's CuTe DSL decode (flashinfer/kda_kernels/recurrent_kda.py, run_recurrent_kda, through
+// flashinfer.kda.recurrent_kda with backend="cute-dsl", flashinfer-python 0.7.2): one token per sequence,
+// a [slots, HV, V, K] pool selected by a 1-D ssm_state_indices, in place. Its checks: "Batch size must be
+// 1 with cu_seqlens, got B={B}", "K must equal V, got ...", "HEAD_DIM must be 64 or 128, got K={K}",
+// "{name} must be bfloat16, got ..." for q, k, v, g, beta, "HV must be a positive multiple of H, ...",
+// "A_log is required when use_gate_in_kernel=True", "A_log must be float32, ..." (and dt_bias), and
+// "lower_bound must be negative" (the upper end of lower_bound_range only: not promised). Indices are
+// cast with .to(int32) and not bounded; -1 is not special-cased in the wrapper.
+Profile flashinfer_decode() {
+  Profile p;
+  p.name = "flashinfer_decode";
+  p.describes = "FlashInfer recurrent_kda CuTe DSL decode (flashinfer/kda_kernels/recurrent_kda.py, 0.7.2)";
+  p.rules = structural({varlen_batch_one, head_dims_supported, input_dtype, hv_divisible, softplus_needs_A_log,
+                        gate_params_dtype, state_source_supported, state_layout});
+  p.key_head_dims = {64, 128};
+  p.value_head_dims = {64, 128};
+  p.input_dtypes = {DType::bf16};
+  p.state_layout = StateLayout::vk;
+  p.state_sources = {StateSource::pool};
   return p;
 }
 
@@ -380,7 +471,12 @@ const std::vector<Profile>& registry() {
                                              sglang_helion_verify(),
                                              sglang_triton_verify(),
                                              sglang_dspark_mtp(),
-                                             vllm_fused_recurrent_verify()};
+                                             vllm_fused_recurrent(),
+                                             vllm_fused_recurrent_verify(),
+                                             vllm_packed_decode(),
+                                             vllm_chunk(),
+                                             vllm_chunk_fused_gate(),
+                                             flashinfer_decode()};
   return profiles;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "../../adapters/src/exec_handshake.hpp"  // parse_handshake: the handshake's keys
 #include "kda/adapters/exec_kernel.hpp"
 #include "kda/properties/case_spec.hpp"
 #include "kda/problem_factory.hpp"
@@ -261,6 +262,26 @@ TEST(ExecAdapter, BadHandshakesAreRefusedClearly) {
   EXPECT_NE(start_error("silent", std::chrono::milliseconds(1000)).find("sent no handshake within 1 s"),
             std::string::npos);
   EXPECT_NE(start_error("die").find("exited with status 4 before its handshake"), std::string::npos);
+}
+
+TEST(ExecAdapter, HandshakeDeclaresNegEigvalAndTheOptionsAFusedPathAlwaysApplies) {
+  const auto d = adapters::parse_handshake(
+      "kda-adapter 1 fused vllm_packed_decode neg_eigval=0 always=gate_in_kernel,l2norm_in_kernel,beta_from_logits");
+  EXPECT_FALSE(d.capabilities.neg_eigval);
+  EXPECT_TRUE(d.capabilities.always_gate_in_kernel && d.capabilities.always_l2norm &&
+              d.capabilities.always_beta_from_logits);
+  const auto plain = adapters::parse_handshake("kda-adapter 1 plain strict");
+  EXPECT_TRUE(plain.capabilities.neg_eigval);
+  EXPECT_FALSE(plain.capabilities.always_gate_in_kernel || plain.capabilities.always_l2norm ||
+               plain.capabilities.always_beta_from_logits);
+  try {
+    adapters::parse_handshake("kda-adapter 1 x strict always=scale");
+    ADD_FAILURE() << "an unknown option was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'always' takes gate_in_kernel, l2norm_in_kernel and beta_from_logits, got 'scale'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

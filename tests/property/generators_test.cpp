@@ -155,6 +155,27 @@ TEST(GenValidCase, AKernelWithoutAScaleOptionGetsTheDefaultScale) {
   EXPECT_HOLDS(options);
 }
 
+// vLLM's packed decode: l2norm, the gate and beta from logits always in the kernel, never allow_neg_eigval.
+TEST(GenValidCase, AFusedPathGetsItsOptionsOnEveryCall) {
+  Capabilities c;
+  c.modes = {Mode::decode};
+  c.state_sources = {StateSource::pool};
+  c.layouts = {StateLayout::vk};
+  c.neg_eigval = false;
+  c.always_gate_in_kernel = c.always_l2norm = c.always_beta_from_logits = true;
+  const FakeKernel kernel("fake-vllm-packed-decode", c, *find_profile("vllm_packed_decode"));
+  EXPECT_HOLDS(check_valid(kernel, 8, 150));
+  EXPECT_HOLDS(run_property(9, 150, [&] {
+    CaseSpec spec = *gen_valid_case(kernel);
+    const Options& o = spec.problem.options;
+    RC_ASSERT(o.gate_in_kernel && o.l2norm_qk && o.beta_from_logits && !o.allow_neg_eigval);
+    RC_ASSERT(c.unsupported(build_case(spec)).empty());
+    // A call without one of them (a golden case, say) is outside the capabilities.
+    spec.problem.options.l2norm_qk = false;
+    RC_ASSERT(c.unsupported(build_case(spec)) == "no l2norm in kernel");
+  }));
+}
+
 TEST(GenValidCase, UnalignedPoolsAppearWhereTheProfileAllowsThem) {
   const FakeKernel kernel = unaligned_pool_kernel();
   EXPECT_HOLDS(check_valid(kernel, 6, 200));

@@ -135,6 +135,22 @@ TEST(ContractValid, UpstreamShapedProblemsPassTheirProfiles) {
   ProblemSpec vllm_table = verify_table_spec();
   vllm_table.HV = 1, vllm_table.options.state_layout = StateLayout::vk;
   EXPECT_EQ(rules_of(validate(build(vllm_table), *find_profile("vllm_fused_recurrent_verify"))), "");
+  ProblemSpec vllm_pool = pool_spec();
+  vllm_pool.HV = vllm_pool.H, vllm_pool.options.state_layout = StateLayout::vk;
+  for (const char* name : {"vllm_fused_recurrent", "vllm_packed_decode"})
+    EXPECT_EQ(rules_of(validate(build(vllm_pool), *find_profile(name))), "") << name;
+  ProblemSpec vllm_dense = dense_spec();
+  vllm_dense.options.state_layout = StateLayout::vk;
+  for (const char* name : {"vllm_chunk", "vllm_chunk_fused_gate"})
+    EXPECT_EQ(rules_of(validate(build(vllm_dense), *find_profile(name))), "") << name;
+  // Each vLLM path takes one state source and [V, K] states only.
+  const auto table_on_decode = validate(build(vllm_table), *find_profile("vllm_fused_recurrent"));
+  ASSERT_EQ(table_on_decode.size(), 1u) << rules_of(table_on_decode);
+  EXPECT_EQ(table_on_decode[0].rule, Rule::state_source_supported);
+  vllm_dense.options.state_layout = StateLayout::kv;
+  const auto kv_on_chunk = validate(build(vllm_dense), *find_profile("vllm_chunk"));
+  ASSERT_EQ(kv_on_chunk.size(), 1u) << rules_of(kv_on_chunk);
+  EXPECT_EQ(kv_on_chunk[0].rule, Rule::state_layout);
 }
 
 TEST(ContractErrors, RequireValidThrowsWithEveryViolation) {
@@ -198,7 +214,12 @@ TEST(ContractProfiles, RegistryNamesEveryProfile) {
                                                "sglang_helion_verify",
                                                "sglang_triton_verify",
                                                "sglang_dspark_mtp",
-                                               "vllm_fused_recurrent_verify"};
+                                               "vllm_fused_recurrent",
+                                               "vllm_fused_recurrent_verify",
+                                               "vllm_packed_decode",
+                                               "vllm_chunk",
+                                               "vllm_chunk_fused_gate",
+                                               "flashinfer_decode"};
   EXPECT_EQ(profile_names(), expected);
   for (auto name : expected) {
     const Profile* p = find_profile(name);

@@ -42,6 +42,9 @@ struct Capabilities {
   bool gate_in_kernel = true;
   bool l2norm_in_kernel = true;
   bool beta_from_logits = true;
+  bool neg_eigval = true;  // allow_neg_eigval calls (beta = 2 * sigmoid(b)); false: never
+  // Options a fused code path always applies (it has no form without them): every call it gets sets them.
+  bool always_gate_in_kernel = false, always_l2norm = false, always_beta_from_logits = false;
   bool chunk_states = true;
   bool token_states = true;
   bool strided_inputs = true;  // inputs may be any strided view (false: contiguous only)
