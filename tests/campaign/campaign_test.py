@@ -88,6 +88,12 @@ def test_shard_variables(args):
         {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "1"}, expect=2)
     done = run(args, ["campaign", "--plan", PLAN, "--dry-run"], {"JOB_COMPLETION_INDEX": "0"}, expect=2)
     check("KDA_SHARD_COUNT" in done.stderr, "an Indexed Job without KDA_SHARD_COUNT is refused naming it")
+    # --implementations: only the named implementations' units, in the plan's order; an unknown name refused.
+    chosen = units_listed(args, ["--implementations", "numpy-recurrent"])
+    check(chosen and chosen == [u for u in everything if "/numpy-recurrent" in u],
+          f"--implementations numpy-recurrent lists {chosen}")
+    done = run(args, ["campaign", "--plan", PLAN, "--dry-run", "--implementations", "no-such"], expect=2)
+    check("no implementation 'no-such'" in done.stderr, f"an unknown implementation is refused naming it: {done.stderr}")
 
 
 def campaign(args, out, env=None, extra=PROPERTIES, expect=1):

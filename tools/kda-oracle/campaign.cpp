@@ -4,6 +4,7 @@
 // run stopped; --budget stops starting units after that many seconds (exit status 3). At the end the
 // folder's report is written (RESULTS_DIR/report/). Exit status: 0 every unit done and none failed,
 // 1 a unit failed, 2 a usage or file error, 3 incomplete (rerun to continue).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -59,6 +60,7 @@ Json describe(const Plan& plan, const CampaignArgs& args, const std::vector<Unit
     j["not_run"].push_back({{"library", n.library}, {"name", n.name}, {"reason", n.reason}});
   const auto& s = args.selection;
   j["settings"] = {{"seed", args.context.seed},
+                   {"implementations", s.implementations},
                    {"scales", s.scales},
                    {"properties", s.properties},
                    {"cases",
@@ -117,6 +119,10 @@ int run_campaign(CampaignArgs& args) {
   const Plan plan = load_plan(args.plan);
   for (const auto& p : args.selection.properties)
     if (!props::find_property(p)) throw std::invalid_argument("--properties: unknown property '" + p + "'");
+  for (const auto& name : args.selection.implementations)
+    if (std::none_of(plan.implementations.begin(), plan.implementations.end(),
+                     [&](const Implementation& i) { return i.name == name; }))
+      throw std::invalid_argument("--implementations: the plan " + args.plan + " has no implementation '" + name + "'");
   const auto all = enumerate_units(plan, args.selection);
   const auto shard = !args.shard.empty() ? props::parse_shard(args.shard)
                                          : props::shard_from_environment().value_or(props::Shard{});
@@ -192,6 +198,9 @@ Command add_campaign(CLI::App& app) {
   auto& c = args->context;
   sub->add_option("--plan", args->plan, "the plan: a folder of <library>.json files")->required();
   sub->add_option("--out", args->out, "the results folder (a rerun continues the campaign there)");
+  sub->add_option("--implementations", s.implementations,
+                  "comma-separated implementations of the plan to run (default: all)")
+      ->delimiter(',');
   sub->add_option("--scales", s.scales, "comma-separated scales: small, realistic, stress")
       ->delimiter(',')
       ->capture_default_str()

@@ -28,7 +28,9 @@ std::vector<Unit> enumerate_units(const Plan& plan, const UnitSelection& selecti
   if (properties.empty())
     for (const auto& p : props::catalogue()) properties.push_back(p.name);
   std::vector<Unit> units;
+  const auto& chosen = selection.implementations;
   for (const auto& impl : plan.implementations) {
+    if (!chosen.empty() && std::find(chosen.begin(), chosen.end(), impl.name) == chosen.end()) continue;
     for (const auto& scale : selection.scales)
       for (const auto& property : properties)
         units.push_back({UnitType::check, &impl, scale, property, selection.cases.for_unit(impl.kind, scale)});

@@ -35,6 +35,7 @@ struct CaseCounts {
 };
 
 struct UnitSelection {
+  std::vector<std::string> implementations;  // empty: every implementation of the plan
   std::vector<std::string> scales{"small", "realistic"};
   std::vector<std::string> properties;  // empty: the whole catalogue
   CaseCounts cases;
