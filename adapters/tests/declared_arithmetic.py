@@ -20,12 +20,14 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, ".."), os.path.join(here, "..", "python")]
 import numpy_adapter as na  # noqa: E402
+from kda_adapter import Entry, main  # noqa: E402
 
 CHUNK = 64
-CAPABILITIES = ("modes=prefill input_dtypes=bf16,f32 output_dtypes=f32 state_dtypes=f32 layouts=VK,KV "
-                "state_sources=none,dense chunk_sizes=64 token_states=0")
+CAPABILITIES = {"modes": "prefill", "input_dtypes": "bf16,f32", "output_dtypes": "f32", "state_dtypes": "f32",
+                "layouts": "VK,KV", "state_sources": "none,dense", "chunk_sizes": "64", "token_states": "0"}
 
 
 def bf16(x):
@@ -77,8 +79,8 @@ def run(case, rnd):
     B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
     vk = na.text(a["state_layout"]) == "VK"
     q, k, v, g, beta = na.preprocess(case)
-    cu = case.read_int("cu_seqlens") if case.has("cu_seqlens") else None
-    initial = na.as_kv(case.read("initial_state"), vk) if case.has("initial_state") else None
+    cu = na.read_int(case, "cu_seqlens") if case.has("cu_seqlens") else None
+    initial = na.as_kv(na.read(case, "initial_state"), vk) if case.has("initial_state") else None
     o = np.zeros((B, T, HV, V))
     final = np.zeros((N, HV, K, V))
     chunk_states = []
@@ -89,11 +91,11 @@ def run(case, rnd):
         seq = tuple(x[b, first:first + length] for x in (q, k, v, g, beta))
         o[b, first:first + length], starts, final[n] = chunked(*seq, S0, rnd)
         chunk_states += starts
-    case.write("o", o)
+    na.write(case, "o", o)
     if case.has("final_state"):
-        case.write("final_state", na.as_kv(final, vk))
+        na.write(case, "final_state", na.as_kv(final, vk))
     if case.has("chunk_states"):
-        case.write("chunk_states", na.as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
+        na.write(case, "chunk_states", na.as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
 
 
 COMPUTE = {"bf16": bf16, "e4m3": e4m3}
@@ -105,7 +107,6 @@ if __name__ == "__main__":
     if len(args) != 4 or args[0] != "--compute" or args[1] not in COMPUTE or args[2] != "--declare" or \
             args[3] not in DECLARE:
         sys.exit("usage: declared_arithmetic.py --compute " + "|".join(COMPUTE) + " --declare " + "|".join(DECLARE))
-    na.NAME = f"{args[1]}-declared-{args[3]}"
     rnd = COMPUTE[args[1]]
-    na.serve(lambda request, results: na.handle(request, results, compute=lambda case: run(case, rnd)),
-             f"{CAPABILITIES} arithmetic={args[3]}")
+    main([Entry(f"{args[1]}-declared-{args[3]}", "strict", CAPABILITIES, lambda case, lib: run(case, rnd),
+                arithmetic=args[3])], na.load, __doc__.split("\n")[0], backend="numpy", argv=[])

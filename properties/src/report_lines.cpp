@@ -41,6 +41,9 @@ std::string diagnosis(const PropertyReport& report) {
     std::size_t i = 2;
     while (i < lines.size() && lines[i].empty()) ++i;
     if (i == lines.size() || lines[i] == "Expands to:") return prefix + lines[1];
+    // matches-reference's message names the precision model on a line of its own (the results name it
+    // too), then the worst tensor's line: that is the one line.
+    if (lines[i].starts_with("outside the tolerance of precision model ") && i + 1 < lines.size()) ++i;
     return prefix + trimmed(lines[i]);
   }
   for (const auto& line : lines)
