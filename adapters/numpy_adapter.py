@@ -87,6 +87,33 @@ def as_kv(state, vk):
     return np.swapaxes(state, -1, -2) if vk else state
 
 
+def run_prefill_by_sequence(case, compute):
+    """A prefill case (dense or no initial states) computed one sequence at a time by
+    compute(q, k, v, g, beta, S0) -> (o [len, HV, V], chunk-start states [HV, K, V] each, final state):
+    the test adapters' planted and declared-precision kernels."""
+    a = case.attrs
+    B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
+    vk = text(a["state_layout"]) == "VK"
+    q, k, v, g, beta = preprocess(case)
+    cu = read_int(case, "cu_seqlens") if case.has("cu_seqlens") else None
+    initial = as_kv(read(case, "initial_state"), vk) if case.has("initial_state") else None
+    o = np.zeros((B, T, HV, V))
+    final = np.zeros((N, HV, K, V))
+    chunk_states = []
+    for n in range(N):
+        b, first = (0, int(cu[n])) if cu is not None else (n, 0)
+        length = int(cu[n + 1]) - first if cu is not None else T
+        S0 = np.zeros((HV, K, V)) if initial is None else initial[n]
+        seq = tuple(x[b, first:first + length] for x in (q, k, v, g, beta))
+        o[b, first:first + length], starts, final[n] = compute(*seq, S0)
+        chunk_states += starts
+    write(case, "o", o)
+    if case.has("final_state"):
+        write(case, "final_state", as_kv(final, vk))
+    if case.has("chunk_states"):
+        write(case, "chunk_states", as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
+
+
 def initial_slots(case, N):
     """The pool slot each request starts from (-1: a padding row): state_indices[n], or in the
     index-table form state_indices[n, num_accepted[n] - 1] (the contract has checked the counts)."""

@@ -73,31 +73,6 @@ def chunked(q, k, v, g, beta, S0, rnd):
     return o, starts, S
 
 
-def run(case, rnd):
-    """Like numpy_adapter.run_case, each sequence computed by chunked()."""
-    a = case.attrs
-    B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
-    vk = na.text(a["state_layout"]) == "VK"
-    q, k, v, g, beta = na.preprocess(case)
-    cu = na.read_int(case, "cu_seqlens") if case.has("cu_seqlens") else None
-    initial = na.as_kv(na.read(case, "initial_state"), vk) if case.has("initial_state") else None
-    o = np.zeros((B, T, HV, V))
-    final = np.zeros((N, HV, K, V))
-    chunk_states = []
-    for n in range(N):
-        b, first = (0, int(cu[n])) if cu is not None else (n, 0)
-        length = int(cu[n + 1]) - first if cu is not None else T
-        S0 = np.zeros((HV, K, V)) if initial is None else initial[n]
-        seq = tuple(x[b, first:first + length] for x in (q, k, v, g, beta))
-        o[b, first:first + length], starts, final[n] = chunked(*seq, S0, rnd)
-        chunk_states += starts
-    na.write(case, "o", o)
-    if case.has("final_state"):
-        na.write(case, "final_state", na.as_kv(final, vk))
-    if case.has("chunk_states"):
-        na.write(case, "chunk_states", na.as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
-
-
 COMPUTE = {"bf16": bf16, "e4m3": e4m3}
 DECLARE = ("fp32", "bf16-operands")
 
@@ -108,5 +83,9 @@ if __name__ == "__main__":
             args[3] not in DECLARE:
         sys.exit("usage: declared_arithmetic.py --compute " + "|".join(COMPUTE) + " --declare " + "|".join(DECLARE))
     rnd = COMPUTE[args[1]]
-    main([Entry(f"{args[1]}-declared-{args[3]}", "strict", CAPABILITIES, lambda case, lib: run(case, rnd),
-                arithmetic=args[3])], na.load, __doc__.split("\n")[0], backend="numpy", argv=[])
+
+    def run(case, lib):
+        na.run_prefill_by_sequence(case, lambda *seq: chunked(*seq, rnd))
+
+    main([Entry(f"{args[1]}-declared-{args[3]}", "strict", CAPABILITIES, run, arithmetic=args[3])], na.load,
+         __doc__.split("\n")[0], backend="numpy", argv=[])

@@ -111,33 +111,11 @@ def chunked(q, k, v, g, beta, S0, bug):
     return o, starts, S
 
 
-def run(case, bug):
-    """Like numpy_adapter.run_case, each sequence computed by the planted kernel."""
-    a = case.attrs
-    B, T, N, HV, K, V = (int(a[n]) for n in ("B", "T", "N", "HV", "K", "V"))
-    vk = na.text(a["state_layout"]) == "VK"
-    q, k, v, g, beta = na.preprocess(case)
-    cu = na.read_int(case, "cu_seqlens") if case.has("cu_seqlens") else None
-    initial = na.as_kv(na.read(case, "initial_state"), vk) if case.has("initial_state") else None
-    o = np.zeros((B, T, HV, V))
-    final = np.zeros((N, HV, K, V))
-    chunk_states = []
-    for n in range(N):
-        b, first = (0, int(cu[n])) if cu is not None else (n, 0)
-        length = int(cu[n + 1]) - first if cu is not None else T
-        S0 = np.zeros((HV, K, V)) if initial is None else initial[n]
-        seq = tuple(x[b, first:first + length] for x in (q, k, v, g, beta))
-        if bug == "window-512":
-            o_seq, starts, final[n] = window_512(*seq, S0)
-        else:
-            o_seq, starts, final[n] = chunked(*seq, S0, bug)
-        o[b, first:first + length] = o_seq
-        chunk_states += starts
-    na.write(case, "o", o)
-    if case.has("final_state"):
-        na.write(case, "final_state", na.as_kv(final, vk))
-    if case.has("chunk_states"):
-        na.write(case, "chunk_states", na.as_kv(np.array(chunk_states).reshape((-1, HV, K, V)), vk))
+def planted(bug):
+    """The planted kernel of one sequence, for numpy_adapter.run_prefill_by_sequence."""
+    if bug == "window-512":
+        return window_512
+    return lambda *seq: chunked(*seq, bug)
 
 
 BUGS = ("neumann-fp16", "window-512", "gate-overflow", "none")
@@ -146,6 +124,6 @@ if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "--bug" or sys.argv[2] not in BUGS:
         sys.exit("usage: planted_numerics.py --bug " + "|".join(BUGS))
     bug = sys.argv[2]
-    compute = na.run_case if bug == "none" else (lambda case: run(case, bug))
+    compute = na.run_case if bug == "none" else (lambda case: na.run_prefill_by_sequence(case, planted(bug)))
     main([Entry("planted-" + bug, "strict", CAPABILITIES, lambda case, lib: compute(case))], na.load,
          __doc__.split("\n")[0], backend="numpy", argv=[])
